@@ -1,0 +1,47 @@
+"""nnkiln: a neural-network compiler on xDSL (TOSA 0.30 IR, reference interpreter, lower levels)."""
+
+from __future__ import annotations
+
+from nnkiln.ir.errors import (
+    BlobError,
+    FrontendError,
+    InputError,
+    NnefError,
+    NnkilnError,
+    NotExecutableError,
+    PassError,
+    ShapeError,
+    TosaUnpredictable,
+    VerifyError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BlobError",
+    "FrontendError",
+    "InputError",
+    "NnefError",
+    "NnkilnError",
+    "NotExecutableError",
+    "PassError",
+    "ShapeError",
+    "TosaUnpredictable",
+    "VerifyError",
+    "parse",
+    "verify",
+]
+
+
+def parse(text: str, filename: str = "<input>"):  # noqa: ANN201 - returns an xDSL ModuleOp
+    """Parse MLIR text (tosa level) into a module."""
+    from nnkiln.ir.text import parse_module
+
+    return parse_module(text, filename=filename)
+
+
+def verify(module) -> None:  # noqa: ANN001
+    """Verify a module; raises ``VerifyError`` naming the op and the rule."""
+    from nnkiln.ir.verify import verify_module
+
+    verify_module(module)

@@ -1,0 +1,1 @@
+"""The ``nnkiln`` command line."""

@@ -1,0 +1,212 @@
+"""``nnkiln``: the command line.
+
+Every deliberate error becomes one line on stderr and the exit code of its class
+(``nnkiln.ir.errors``): 1 invalid IR or model, 2 unreadable input, 3 internal error (a pass broke an
+invariant, or a bug), 4 ``tosa_unpredictable``, 5 not executable. Set ``NNKILN_DEBUG=1`` to see the
+Python traceback of an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import traceback
+from collections.abc import Sequence
+
+from nnkiln.ir.errors import InputError, NnkilnError, VerifyError
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"{path}: cannot read: {err}") from None
+
+
+def _write(path: str | None, text: str) -> None:
+    if path in (None, "-"):
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as err:
+        raise InputError(f"{path}: cannot write: {err}") from None
+
+
+def _error_text(err: Exception) -> str:
+    if isinstance(err, VerifyError):
+        return err.describe()
+    return str(err)
+
+
+# -- opt ------------------------------------------------------------------------------------------
+
+_EXPECTED = re.compile(r"//\s*expected-error\s*(?:@[+-]?\d+)?\s*\{\{(.*?)\}\}")
+
+
+def cmd_opt(args: argparse.Namespace) -> int:
+    from nnkiln.ir.passes import PassManager, parse_pass_pipeline
+    from nnkiln.ir.text import parse_module, print_module, split_input_file
+    from nnkiln.ir.verify import verify_module
+
+    text = _read(args.file)
+    passes = parse_pass_pipeline(args.passes) if args.passes else []
+    chunks = list(split_input_file(text)) if args.split_input_file else [(1, text)]
+    outputs: list[str] = []
+    failures = 0
+    for first_line, chunk in chunks:
+        expected = _EXPECTED.findall(chunk)
+        try:
+            module = parse_module(chunk, filename=f"{args.file}:{first_line}" if args.split_input_file else args.file)
+            verify_module(module)
+            PassManager(
+                passes,
+                verify_each=not args.no_verify_each,
+                print_ir_after_all=args.print_ir_after_all,
+                print_ir_after=frozenset(args.print_ir_after or ()),
+                timing=args.timing,
+            ).run(module)
+        except NnkilnError as err:
+            if not args.verify_diagnostics:
+                raise
+            message = _error_text(err)
+            missing = [e for e in expected if e not in message]
+            if not expected:
+                sys.stderr.write(f"{args.file}:{first_line}: unexpected error: {message}\n")
+                failures += 1
+            elif missing:
+                sys.stderr.write(
+                    f"{args.file}:{first_line}: expected error {{{{{missing[0]}}}}} but got: {message}\n"
+                )
+                failures += 1
+            continue
+        if args.verify_diagnostics and expected:
+            sys.stderr.write(f"{args.file}:{first_line}: expected error {{{{{expected[0]}}}}} was not produced\n")
+            failures += 1
+            continue
+        outputs.append(print_module(module, generic=args.generic))
+    if args.verify_diagnostics:
+        if failures:
+            sys.stderr.write(f"{failures} diagnostic check(s) failed\n")
+            return 1
+        _write(args.output, "// -----\n".join(outputs))
+        return 0
+    _write(args.output, "// -----\n".join(outputs))
+    return 0
+
+
+# -- verify -----------------------------------------------------------------------------------------
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from nnkiln.ir.text import parse_module
+    from nnkiln.ir.verify import verify_module
+
+    module = parse_module(_read(args.file), filename=args.file)
+    verify_module(module)
+    print(f"{args.file}: valid")
+    return 0
+
+
+# -- run --------------------------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from nnkiln.ir.text import parse_module
+    from nnkiln.reference import interpreter
+
+    module = parse_module(_read(args.file), filename=args.file)
+    inputs = interpreter.load_inputs(args.input or [])
+    outputs = interpreter.run(module, inputs)
+    for name, arr in outputs.items():
+        a = np.asarray(arr)
+        stats = ""
+        if a.size and a.dtype.kind in "biuf":
+            af = a.astype(np.float64)
+            stats = f" min={af.min():.6g} max={af.max():.6g} mean={af.mean():.6g}"
+        print(f"{name}: {a.dtype}{list(a.shape)}{stats}")
+        if args.print_values:
+            print(np.array2string(a, threshold=64))
+    if args.output:
+        interpreter.save_outputs(outputs, args.output)
+        print(f"outputs saved to {args.output}")
+    return 0
+
+
+# -- conformance ------------------------------------------------------------------------------------
+
+
+def cmd_conformance(args: argparse.Namespace) -> int:
+    from nnkiln import conformance
+
+    return conformance.main([args.dir, *args.rest])
+
+
+# -- entry point ------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="nnkiln", description="nnkiln neural-network compiler")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    opt = sub.add_parser("opt", help="parse, verify, run passes and print MLIR (like mlir-opt)")
+    opt.add_argument("file", help="an .mlir file, or - for stdin")
+    opt.add_argument("-p", "--passes", default="", help="comma-separated pass pipeline, e.g. cse,dce")
+    opt.add_argument("-o", "--output", default=None)
+    opt.add_argument("--split-input-file", action="store_true", help="treat '// -----' as file separators")
+    opt.add_argument("--verify-diagnostics", action="store_true", help="check '// expected-error {{...}}'")
+    opt.add_argument("--print-ir-after-all", action="store_true")
+    opt.add_argument("--print-ir-after", action="append", metavar="PASS")
+    opt.add_argument("--timing", action="store_true", help="report the time of each pass")
+    opt.add_argument("--generic", action="store_true", help="print the generic op form")
+    opt.add_argument("--no-verify-each", action="store_true", help="do not verify after each pass")
+    opt.set_defaults(fn=cmd_opt)
+
+    ver = sub.add_parser("verify", help="verify an .mlir file: exit 0 valid, 1 invalid, 2 unreadable")
+    ver.add_argument("file")
+    ver.set_defaults(fn=cmd_verify)
+
+    run = sub.add_parser("run", help="run a model with the reference interpreter")
+    run.add_argument("file")
+    run.add_argument("--input", "-i", action="append", metavar="NAME=PATH.npy")
+    run.add_argument("-o", "--output", default=None, help="save outputs (.npz, or .npy for one output)")
+    run.add_argument("--print-values", action="store_true")
+    run.set_defaults(fn=cmd_run)
+
+    conf = sub.add_parser("conformance", help="run tosa_verif_build_tests cases under DIR")
+    conf.add_argument("dir")
+    conf.add_argument("rest", nargs=argparse.REMAINDER)
+    conf.set_defaults(fn=cmd_conformance)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args) or 0)
+    except NnkilnError as err:
+        sys.stderr.write(f"error: {_error_text(err)}\n")
+        return err.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except RecursionError:
+        sys.stderr.write("error: input nested too deeply\n")
+        return 1
+    except Exception as err:  # a bug: say so, briefly
+        if os.environ.get("NNKILN_DEBUG"):
+            traceback.print_exc()
+        sys.stderr.write(f"internal error: {type(err).__name__}: {err} (set NNKILN_DEBUG=1 for a traceback)\n")
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""MLIR text in and out, with large constants as ``dense_resource`` blobs.
+
+``parse_module`` accepts the generic op form and every custom form our dialects define, resolves
+``dense_resource<handle>`` attributes against the file's ``{-# dialect_resources #-}`` section into
+numpy-backed dense attributes, and turns parse errors into ``InputError`` naming the file, line
+and column. ``print_module`` prints constants above ``RESOURCE_THRESHOLD`` elements as
+``dense_resource`` (bytes in hex, MLIR's blob layout: a 4-byte little-endian alignment, then data).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable
+
+from xdsl.context import Context
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import Builtin, BytesAttr, DenseIntOrFPElementsAttr, DenseResourceAttr, ModuleOp
+from xdsl.ir import Attribute, Operation
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
+
+from nnkiln.ir.errors import InputError
+
+RESOURCE_THRESHOLD = 64
+"""Constants with more elements than this print as ``dense_resource`` blobs."""
+
+
+def _builtin_resources() -> OpAsmDialectInterface:
+    iface = Builtin.get_interface(OpAsmDialectInterface)
+    assert iface is not None
+    return iface
+
+
+def parse_module(text: str, ctx: Context | None = None, filename: str = "<input>") -> ModuleOp:
+    """Parse MLIR text into a module. Raises ``InputError`` with file:line:col on bad syntax."""
+    from nnkiln.ir.context import make_context
+
+    ctx = ctx or make_context()
+    storage = _builtin_resources()._blob_storage
+    storage.clear()
+    try:
+        parser = Parser(ctx, text, filename)
+        module = parser.parse_module()
+        _resolve_resources(module, storage)
+    except ParseError as err:
+        raise InputError(_short_parse_error(str(err), filename)) from None
+    finally:
+        storage.clear()
+    return module
+
+
+def _short_parse_error(message: str, filename: str) -> str:
+    lines = message.strip().splitlines()
+    head = lines[0] if lines else message
+    rest = [ln for ln in lines[1:] if ln.strip()]
+    detail = rest[-1].strip() if rest else ""
+    if detail and detail not in head:
+        head = f"{head}: {detail}"
+    return head if head.startswith(filename) else f"{filename}: {head}"
+
+
+def _resolve_resources(module: ModuleOp, storage: dict[str, str]) -> None:
+    for op in module.walk():
+        for table in (op.properties, op.attributes):
+            for name, attr in list(table.items()):
+                if isinstance(attr, DenseResourceAttr):
+                    table[name] = _resource_to_dense(attr, storage)
+
+
+def _resource_to_dense(attr: DenseResourceAttr, storage: dict[str, str]) -> DenseIntOrFPElementsAttr:
+    key = attr.resource_handle.data
+    blob = storage.get(key)
+    if not blob:
+        raise InputError(f"dense_resource<{key}> has no data in the file's dialect_resources section")
+    raw = bytes.fromhex(blob[2:])
+    data = raw[4:]  # skip MLIR's 4-byte alignment header
+    from nnkiln.ir.elements import dtype_of
+
+    ttype = attr.type
+    count = 1
+    for d in ttype.get_shape():
+        count *= d
+    expected = count * dtype_of(ttype.element_type).itemsize
+    if len(data) != expected:
+        raise InputError(f"dense_resource<{key}> holds {len(data)} bytes, but {ttype} needs {expected}")
+    return DenseIntOrFPElementsAttr(ttype, BytesAttr(data))
+
+
+class _ResourcePrinter(Printer):
+    """A printer that writes large dense constants as ``dense_resource`` blobs."""
+
+    def __init__(self, stream: io.StringIO, generic: bool):
+        super().__init__(stream=stream, print_generic_format=generic)
+        self._blobs: dict[str, bytes] = {}
+        self._blob_keys: dict[int, str] = {}
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        if isinstance(attribute, DenseIntOrFPElementsAttr) and _count(attribute) > RESOURCE_THRESHOLD:
+            key = self._blob_keys.get(id(attribute))
+            if key is None:
+                key = f"blob{len(self._blobs)}"
+                self._blob_keys[id(attribute)] = key
+                self._blobs[key] = attribute.data.data
+            self.print_string(f"dense_resource<{key}> : ")
+            self.print_attribute(attribute.type)
+            return
+        super().print_attribute(attribute)
+
+    def print_blobs(self) -> None:
+        if not self._blobs:
+            return
+        self.print_string("\n\n{-#\n  dialect_resources: {\n    builtin: {\n")
+        items = list(self._blobs.items())
+        for i, (key, data) in enumerate(items):
+            sep = "," if i + 1 < len(items) else ""
+            self.print_string(f'      {key}: "0x04000000{data.hex().upper()}"{sep}\n')
+        self.print_string("    }\n  }\n#-}")
+
+
+def _count(attr: DenseIntOrFPElementsAttr) -> int:
+    n = 1
+    for d in attr.type.get_shape():
+        n *= d
+    return n
+
+
+def print_module(op: Operation, generic: bool = False) -> str:
+    """MLIR text of ``op`` (custom forms unless ``generic``), large constants as resources."""
+    stream = io.StringIO()
+    printer = _ResourcePrinter(stream, generic)
+    printer.print_op(op)
+    printer.print_blobs()
+    stream.write("\n")
+    return stream.getvalue()
+
+
+def parse_module_file(path: str, ctx: Context | None = None) -> ModuleOp:
+    """Read and parse an ``.mlir`` file; unreadable files raise ``InputError``."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"{path}: cannot read: {err}") from None
+    return parse_module(text, ctx, path)
+
+
+def split_input_file(text: str) -> Iterable[tuple[int, str]]:
+    """Split text at ``// -----`` lines (mlir-opt's --split-input-file); yields (first line, chunk)."""
+    line = 1
+    for chunk in re.split(r"^// -----.*$", text, flags=re.M):
+        yield line, chunk
+        line += chunk.count("\n")

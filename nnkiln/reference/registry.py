@@ -1,0 +1,76 @@
+"""The kernel registry of the reference interpreter: one numpy kernel per TOSA op name.
+
+A kernel is ``fn(call: KernelCall) -> list[np.ndarray]``: it reads the op's input arrays
+(``call.inputs``, in operand order, each in the numpy storage dtype of its element type), its
+attributes as Python values (``call.attrs``, see ``nnkiln.dialects.tosa.base.from_attr``) and its
+result types (``call.out_kinds`` / ``call.out_dtypes``), and returns one array per result.
+REQUIRE failures raise ``nnkiln.ir.errors.TosaUnpredictable`` (use ``unpredictable_if``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnkiln.dialects.tosa.base import Kind, kind_of
+from nnkiln.ir.elements import dtype_of
+from nnkiln.ir.errors import TosaUnpredictable
+
+
+@dataclass
+class KernelCall:
+    """Everything a kernel needs about one op execution."""
+
+    op: Operation
+    inputs: list[np.ndarray]
+    attrs: dict[str, Any]
+    out_kinds: list[Kind]
+    out_dtypes: list[np.dtype]
+    out_shapes: list[tuple[int, ...]]
+    run_region: Callable[[int, Sequence[np.ndarray]], list[np.ndarray]] | None = field(default=None)
+    """For control flow: run region ``i`` of the op on the given arguments, returning its yielded values."""
+
+    @property
+    def in_kinds(self) -> list[Kind]:
+        return [kind_of(v.type) for v in self.op.operands]  # type: ignore[misc]
+
+
+Kernel = Callable[[KernelCall], list[np.ndarray]]
+KERNELS: dict[str, Kernel] = {}
+
+
+def kernel(*names: str) -> Callable[[Kernel], Kernel]:
+    """Register a kernel for the given op names: ``@kernel("tosa.add")``."""
+
+    def register(fn: Kernel) -> Kernel:
+        for name in names:
+            KERNELS[name] = fn
+        return fn
+
+    return register
+
+
+def unpredictable_if(cond: bool | np.bool_ | np.ndarray, op_name: str, rule: str) -> None:
+    """REQUIRE(not cond): raise ``TosaUnpredictable`` naming the op and the rule (spec §3.1)."""
+    if np.any(cond):
+        raise TosaUnpredictable(f"'{op_name}': REQUIRE failed: {rule}")
+
+
+def make_call(op: Operation, inputs: list[np.ndarray]) -> KernelCall:
+    from xdsl.dialects.builtin import TensorType
+
+    from nnkiln.dialects.tosa.base import from_attr
+
+    out_types = [r.type for r in op.results]
+    return KernelCall(
+        op=op,
+        inputs=inputs,
+        attrs={k: from_attr(a) for k, a in op.properties.items()},
+        out_kinds=[kind_of(t) for t in out_types],  # type: ignore[misc]
+        out_dtypes=[dtype_of(t.element_type) for t in out_types if isinstance(t, TensorType)],
+        out_shapes=[tuple(t.get_shape()) for t in out_types if isinstance(t, TensorType)],
+    )

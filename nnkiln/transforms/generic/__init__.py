@@ -1,0 +1,1 @@
+"""Dialect-independent passes (canonicalize, cse, dce) built on xDSL's rewriting engine."""

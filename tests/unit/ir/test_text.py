@@ -1,0 +1,69 @@
+"""MLIR text: dense_resource blobs for large constants, parse errors with positions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nnkiln.ir.elements import to_numpy
+from nnkiln.ir.errors import InputError
+from nnkiln.ir.text import RESOURCE_THRESHOLD, parse_module, print_module
+
+SMALL = """
+func.func @main() -> () attributes {w = dense<[1.0, 2.0]> : tensor<2xf32>} {
+  func.return
+}
+"""
+
+
+def _weights(module):
+    func = next(iter(module.body.block.ops))
+    return func.attributes["w"]
+
+
+def test_small_constants_print_inline():
+    text = print_module(parse_module(SMALL))
+    assert "dense<[1.000000e+00, 2.000000e+00]>" in text
+    assert "dialect_resources" not in text
+
+
+def test_large_constants_print_as_resources_and_round_trip():
+    n = RESOURCE_THRESHOLD * 4
+    values = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    hexdata = "0x04000000" + values.tobytes().hex()
+    text = (
+        f"func.func @main() -> () attributes {{w = dense_resource<weights> : tensor<{n}xf32>}} {{\n"
+        "  func.return\n}\n"
+        f'{{-#\n  dialect_resources: {{\n    builtin: {{\n      weights: "{hexdata}"\n    }}\n  }}\n#-}}\n'
+    )
+    module = parse_module(text)
+    np.testing.assert_array_equal(to_numpy(_weights(module)), values)
+    printed = print_module(module)
+    assert "dense_resource<blob0>" in printed
+    again = parse_module(printed)
+    np.testing.assert_array_equal(to_numpy(_weights(again)), values)
+    assert print_module(again) == printed
+
+
+def test_resource_of_wrong_size_is_rejected():
+    text = (
+        "func.func @main() -> () attributes {w = dense_resource<r> : tensor<4xf32>} {\n  func.return\n}\n"
+        '{-#\n  dialect_resources: {\n    builtin: {\n      r: "0x0400000000000000"\n    }\n  }\n#-}\n'
+    )
+    with pytest.raises(InputError, match="holds 4 bytes"):
+        parse_module(text)
+
+
+def test_parse_error_names_file_line_and_column():
+    with pytest.raises(InputError) as info:
+        parse_module("func.func @main( {\n", filename="bad.mlir")
+    assert str(info.value).startswith("bad.mlir:1:")
+
+
+def test_parsing_twice_does_not_leak_resources():
+    text = (
+        "func.func @main() -> () attributes {w = dense_resource<r> : tensor<1xf32>} {\n  func.return\n}\n"
+        '{-#\n  dialect_resources: {\n    builtin: {\n      r: "0x040000000000803F"\n    }\n  }\n#-}\n'
+    )
+    for _ in range(2):
+        assert float(to_numpy(_weights(parse_module(text)))[0]) == 1.0
