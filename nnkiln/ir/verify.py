@@ -20,9 +20,14 @@ def describe_op(op: Operation) -> str:
     while func.parent_op() is not None and not hasattr(func, "sym_name"):
         func = func.parent_op()  # type: ignore[assignment]
     where = f"@{func.sym_name.data}" if hasattr(func, "sym_name") else ""  # type: ignore[attr-defined]
+    from nnkiln.ir.diagnostics import op_source
+
     text = f"op #{_index(op)}"
     if op.results and op.results[0].name_hint:
         text += f" (%{op.results[0].name_hint})"
+    src = op_source(op)
+    if src:
+        text += f" from {src}"
     return f"{where}, {text}" if where else text
 
 

@@ -1,0 +1,1 @@
+"""Passes on the ``tosa`` level (level 3)."""
