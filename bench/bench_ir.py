@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 from xdsl.builder import Builder
+from xdsl.rewriter import InsertPoint
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
@@ -38,7 +39,7 @@ def timed(label: str, fn):
 def chain_graph(n_ops: int) -> ModuleOp:
     ttype = TensorType(f32, [1, 64])
     block = Block(arg_types=[ttype])
-    b = Builder.at_end(block)
+    b = Builder(InsertPoint.at_end(block))
     c = b.insert(ConstOp.create(properties={"values": from_numpy(np.ones((1, 64), np.float32))}, result_types=[ttype]))
     x = block.args[0]
     for i in range(n_ops - 1):

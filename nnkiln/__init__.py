@@ -28,9 +28,20 @@ __all__ = [
     "ShapeError",
     "TosaUnpredictable",
     "VerifyError",
+    "load",
     "parse",
     "verify",
 ]
+
+
+def load(path: str, shapes=None):  # noqa: ANN001, ANN201 - returns an xDSL ModuleOp
+    """Import a model (``.mlir``, ``.onnx``, ...) as a verified ``tosa``-level module.
+
+    ``shapes`` binds symbolic input dimensions: ``{"input": [1, 3, 224, 224]}``.
+    """
+    from nnkiln.frontends import load as _load
+
+    return _load(path, shapes)
 
 
 def parse(text: str, filename: str = "<input>"):  # noqa: ANN201 - returns an xDSL ModuleOp

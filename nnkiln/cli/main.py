@@ -117,14 +117,63 @@ def cmd_verify(args: argparse.Namespace) -> int:
 # -- run --------------------------------------------------------------------------------------------
 
 
+def _parse_shapes(specs: Sequence[str] | None) -> dict[str, list[int]]:
+    shapes: dict[str, list[int]] = {}
+    for spec in specs or []:
+        name, sep, dims = spec.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            shapes[name] = [int(d) for d in dims.replace("x", ",").split(",") if d]
+        except ValueError:
+            raise InputError(f"--shape {spec!r}: expected NAME=D0,D1,... (e.g. input=1,3,224,224)") from None
+    return shapes
+
+
+def random_inputs(module, seed: int = 0) -> dict:  # noqa: ANN001
+    """Deterministic random inputs for every argument of the entry function (for demos and smoke tests)."""
+    import numpy as np
+
+    from nnkiln.dialects.tosa.base import kind_of
+    from nnkiln.reference.interpreter import entry_function, input_names
+
+    func = entry_function(module)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, arg in zip(input_names(func), func.args):
+        shape = tuple(arg.type.get_shape())
+        kind = kind_of(arg.type)
+        if kind is not None and kind.is_float:
+            out[name] = rng.standard_normal(shape).astype(np.float32)
+        elif kind is not None and kind.value == "bool":
+            out[name] = rng.integers(0, 2, shape).astype(np.bool_)
+        else:
+            lo, hi = kind.int_range if kind is not None else (-128, 127)
+            out[name] = rng.integers(max(lo, -128), min(hi, 127) + 1, shape)
+    return out
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from nnkiln.frontends import load
+    from nnkiln.ir.text import print_module
+
+    module = load(args.model, _parse_shapes(args.shape))
+    _write(args.output, print_module(module, generic=args.generic))
+    if args.output not in (None, "-"):
+        print(f"{args.model}: imported to {args.output}")
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from nnkiln.ir.text import parse_module
+    from nnkiln.frontends import load
     from nnkiln.reference import interpreter
 
-    module = parse_module(_read(args.file), filename=args.file)
+    module = load(args.file, _parse_shapes(args.shape))
     inputs = interpreter.load_inputs(args.input or [])
+    if args.random_inputs:
+        inputs = {**random_inputs(module, args.seed), **inputs}
     outputs = interpreter.run(module, inputs)
     for name, arr in outputs.items():
         a = np.asarray(arr)
@@ -174,9 +223,19 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("file")
     ver.set_defaults(fn=cmd_verify)
 
-    run = sub.add_parser("run", help="run a model with the reference interpreter")
+    imp = sub.add_parser("import", help="import a model (.onnx, ...) and write it as tosa-level MLIR")
+    imp.add_argument("model")
+    imp.add_argument("-o", "--output", default=None)
+    imp.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="bind an input's symbolic shape")
+    imp.add_argument("--generic", action="store_true", help="print the generic op form")
+    imp.set_defaults(fn=cmd_import)
+
+    run = sub.add_parser("run", help="run a model (.mlir, .onnx, ...) with the reference interpreter")
     run.add_argument("file")
     run.add_argument("--input", "-i", action="append", metavar="NAME=PATH.npy")
+    run.add_argument("--random-inputs", action="store_true", help="random values for inputs not given")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="bind an input's symbolic shape")
     run.add_argument("-o", "--output", default=None, help="save outputs (.npz, or .npy for one output)")
     run.add_argument("--print-values", action="store_true")
     run.set_defaults(fn=cmd_run)

@@ -2,7 +2,8 @@
 
 ``parse_module`` accepts the generic op form and every custom form our dialects define, resolves
 ``dense_resource<handle>`` attributes against the file's ``{-# dialect_resources #-}`` section into
-numpy-backed dense attributes, and turns parse errors into ``InputError`` naming the file, line
+numpy-backed dense attributes while parsing (the section is cut off and decoded first, so no global
+resource table is involved), and turns parse errors into ``InputError`` naming the file, line
 and column. ``print_module`` prints constants above ``RESOURCE_THRESHOLD`` elements as
 ``dense_resource`` (bytes in hex, MLIR's blob layout: a 4-byte little-endian alignment, then data).
 """
@@ -14,12 +15,11 @@ import re
 from collections.abc import Iterable
 
 from xdsl.context import Context
-from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-from xdsl.dialects.builtin import Builtin, BytesAttr, DenseIntOrFPElementsAttr, DenseResourceAttr, ModuleOp
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from nnkiln.ir.errors import InputError
 
@@ -27,10 +27,56 @@ RESOURCE_THRESHOLD = 64
 """Constants with more elements than this print as ``dense_resource`` blobs."""
 
 
-def _builtin_resources() -> OpAsmDialectInterface:
-    iface = Builtin.get_interface(OpAsmDialectInterface)
-    assert iface is not None
-    return iface
+_METADATA = re.compile(r"\{-#(.*?)#-\}\s*\Z", re.S)
+_BLOB = re.compile(r'([A-Za-z_][\w$.-]*)\s*:\s*"0x([0-9A-Fa-f]*)"')
+
+
+def _split_resources(text: str, filename: str) -> tuple[str, dict[str, bytes]]:
+    """Cut the trailing ``{-# dialect_resources: {builtin: {...}} #-}`` section off and decode its blobs."""
+    start = text.rfind("{-#")
+    if start < 0:
+        return text, {}
+    match = _METADATA.match(text, start)
+    if match is None:
+        raise InputError(f"{filename}: unterminated '{{-#' resource section")
+    body = match.group(1)
+    if "dialect_resources" not in body or "external_resources" in body:
+        raise InputError(f"{filename}: only builtin dialect_resources are supported in '{{-# #-}}'")
+    blobs: dict[str, bytes] = {}
+    for key, hexdata in _BLOB.findall(body):
+        if len(hexdata) % 2 or len(hexdata) < 8:
+            raise InputError(f"{filename}: resource '{key}' is not a valid hex blob")
+        blobs[key] = bytes.fromhex(hexdata)[4:]  # MLIR blobs start with a 4-byte alignment
+    return text[:start], blobs
+
+
+class _Parser(Parser):
+    """xDSL's parser, resolving ``dense_resource<key>`` to numpy-backed dense attributes as it parses."""
+
+    def __init__(self, ctx: Context, text: str, filename: str, blobs: dict[str, bytes]):
+        super().__init__(ctx, text, filename)
+        self._blobs = blobs
+
+    def _parse_builtin_dense_resource_attr(self) -> DenseIntOrFPElementsAttr:  # type: ignore[override]
+        from nnkiln.ir.elements import dtype_of
+
+        self.parse_characters("<", " in dense_resource attribute")
+        key = self.parse_identifier(" for resource handle")
+        self.parse_characters(">", " in dense_resource attribute")
+        self.parse_characters(":", " in dense_resource attribute")
+        ttype = self.parse_type()
+        if not isinstance(ttype, TensorType):
+            self.raise_error(f"dense_resource<{key}> must have a ranked tensor type, got {ttype}")
+        if key not in self._blobs:
+            self.raise_error(f"dense_resource<{key}> has no data in the file's dialect_resources section")
+        data = self._blobs[key]
+        count = 1
+        for d in ttype.get_shape():
+            count *= d
+        expected = count * dtype_of(ttype.element_type).itemsize
+        if len(data) != expected:
+            self.raise_error(f"dense_resource<{key}> holds {len(data)} bytes, but {ttype} needs {expected}")
+        return DenseIntOrFPElementsAttr(ttype, BytesAttr(data))
 
 
 def parse_module(text: str, ctx: Context | None = None, filename: str = "<input>") -> ModuleOp:
@@ -38,17 +84,14 @@ def parse_module(text: str, ctx: Context | None = None, filename: str = "<input>
     from nnkiln.ir.context import make_context
 
     ctx = ctx or make_context()
-    storage = _builtin_resources()._blob_storage
-    storage.clear()
+    body, blobs = _split_resources(text, filename)
     try:
-        parser = Parser(ctx, text, filename)
-        module = parser.parse_module()
-        _resolve_resources(module, storage)
+        return _Parser(ctx, body, filename, blobs).parse_module()
     except ParseError as err:
         raise InputError(_short_parse_error(str(err), filename)) from None
-    finally:
-        storage.clear()
-    return module
+    except (VerifyException, ValueError, TypeError, KeyError, IndexError, AssertionError) as err:
+        # xDSL checks property constraints while building parsed ops; report them as bad input.
+        raise InputError(f"{filename}: invalid IR: {str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__}") from None
 
 
 def _short_parse_error(message: str, filename: str) -> str:
@@ -59,33 +102,6 @@ def _short_parse_error(message: str, filename: str) -> str:
     if detail and detail not in head:
         head = f"{head}: {detail}"
     return head if head.startswith(filename) else f"{filename}: {head}"
-
-
-def _resolve_resources(module: ModuleOp, storage: dict[str, str]) -> None:
-    for op in module.walk():
-        for table in (op.properties, op.attributes):
-            for name, attr in list(table.items()):
-                if isinstance(attr, DenseResourceAttr):
-                    table[name] = _resource_to_dense(attr, storage)
-
-
-def _resource_to_dense(attr: DenseResourceAttr, storage: dict[str, str]) -> DenseIntOrFPElementsAttr:
-    key = attr.resource_handle.data
-    blob = storage.get(key)
-    if not blob:
-        raise InputError(f"dense_resource<{key}> has no data in the file's dialect_resources section")
-    raw = bytes.fromhex(blob[2:])
-    data = raw[4:]  # skip MLIR's 4-byte alignment header
-    from nnkiln.ir.elements import dtype_of
-
-    ttype = attr.type
-    count = 1
-    for d in ttype.get_shape():
-        count *= d
-    expected = count * dtype_of(ttype.element_type).itemsize
-    if len(data) != expected:
-        raise InputError(f"dense_resource<{key}> holds {len(data)} bytes, but {ttype} needs {expected}")
-    return DenseIntOrFPElementsAttr(ttype, BytesAttr(data))
 
 
 class _ResourcePrinter(Printer):

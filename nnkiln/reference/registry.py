@@ -63,13 +63,17 @@ def unpredictable_if(cond: bool | np.bool_ | np.ndarray, op_name: str, rule: str
 def make_call(op: Operation, inputs: list[np.ndarray]) -> KernelCall:
     from xdsl.dialects.builtin import TensorType
 
-    from nnkiln.dialects.tosa.base import from_attr
+    from nnkiln.dialects.tosa.base import TosaOp, from_attr
 
     out_types = [r.type for r in op.results]
+    if isinstance(op, TosaOp):
+        attrs = op.attr_values()  # defaults of absent optional properties included
+    else:
+        attrs = {k: from_attr(a) for k, a in op.properties.items()}
     return KernelCall(
         op=op,
         inputs=inputs,
-        attrs={k: from_attr(a) for k, a in op.properties.items()},
+        attrs=attrs,
         out_kinds=[kind_of(t) for t in out_types],  # type: ignore[misc]
         out_dtypes=[dtype_of(t.element_type) for t in out_types if isinstance(t, TensorType)],
         out_shapes=[tuple(t.get_shape()) for t in out_types if isinstance(t, TensorType)],

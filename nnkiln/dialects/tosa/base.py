@@ -183,7 +183,7 @@ def to_attr(value: Any) -> Attribute:
     """Convert a Python value to the attribute form this dialect uses.
 
     bool → ``BoolAttr``; int → ``i64`` IntegerAttr; float → ``f32`` FloatAttr; a sequence of ints →
-    ``array<i64: ...>``; an ``Enum`` registered with ``enum_attr`` → its attribute; str → StringAttr.
+    ``array<i64: ...>``; a sequence with a float → ``array<f32: ...>``; an ``Enum`` registered with ``enum_attr`` → its attribute; str → StringAttr.
     """
     if isinstance(value, Attribute):
         return value
@@ -198,6 +198,8 @@ def to_attr(value: Any) -> Attribute:
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, Sequence):
+        if any(isinstance(v, float) for v in value):
+            return DenseArrayBase.from_list(f32, [float(v) for v in value])
         return DenseArrayBase.from_list(i64, [int(v) for v in value])
     raise TypeError(f"cannot convert {value!r} to a tosa attribute")
 
@@ -211,7 +213,9 @@ def from_attr(attr: Attribute) -> Any:
     if isinstance(attr, FloatAttr):
         return float(attr.value.data)
     if isinstance(attr, DenseArrayBase):
-        return tuple(int(v) for v in attr.get_values())
+        if isinstance(attr.elt_type, IntegerType):
+            return tuple(int(v) for v in attr.get_values())
+        return tuple(float(v) for v in attr.get_values())
     if isinstance(attr, EnumAttribute):
         return attr.data
     if isinstance(attr, StringAttr):
@@ -290,8 +294,10 @@ class TosaOp(IRDLOperation):
     # -- Python views --------------------------------------------------------------------------
 
     def attr_values(self) -> dict[str, Any]:
-        """Every property as a Python value (see ``from_attr``)."""
-        return {name: from_attr(a) for name, a in self.properties.items()}
+        """Every property as a Python value (see ``from_attr``), defaults of absent optional ones included."""
+        values = _defaults(type(self))
+        values.update({name: from_attr(a) for name, a in self.properties.items()})
+        return values
 
     def slot_kinds(self) -> tuple[Kind | None, ...]:
         kinds: list[Kind | None] = []

@@ -1,0 +1,325 @@
+"""Run TOSA 1.x generated conformance tests (``tosa_verif_build_tests`` layout) against nnkiln.
+
+Every directory under ``DIR`` holding a ``desc.json`` is one test case (``test.tosa``, ``input-N.npy``
+and, for positive cases, the expected outputs named by ``ofm_file``, written by
+``bench/gen_tosa_conformance.sh`` from the TOSA 1.x reference model). Each case is:
+
+positive (``expected_failure`` false)
+    imported with ``nnkiln.frontends.tosa1`` → verified (``verify_module``) → executed by
+    ``nnkiln.reference.run`` → compared with the expected outputs. PASS when every output matches;
+    FAIL on an importer rejection, a ``VerifyError``, a run-time error (including ``TosaUnpredictable``:
+    the 1.x reference model ran the graph without a REQUIRE failure) or a mismatch.
+negative (``expected_failure`` true, an ERROR_IF test)
+    PASS when nnkiln rejects the graph: the importer raises ``InvalidTosa1Graph`` (or another non-skip
+    ``FrontendError``), verification raises ``VerifyError``, or — for rules that are REQUIRE conditions in
+    0.30 (e.g. GATHER/SCATTER index bounds) — running it raises ``TosaUnpredictable``. FAIL when the graph
+    verifies and runs. SKIP when the rule has no 0.30 counterpart (``TOSA1_ONLY_RULES``).
+skipped
+    when the importer raises ``UnsupportedIn030`` / ``NotImported`` (the reason is printed).
+
+Comparison (decision, documented here): a result tensor with compliance mode ``EXACT`` (every integer
+test) must be bit-identical, same shape, with the bits of an unsigned 0.30 type compared to the signed
+storage the 1.x model writes (``ui8`` ↔ int8 bits). Float modes: ``ULP`` uses the desc's
+``ulp_info.ulp`` bound in units of ``np.spacing`` of the expected value; every other float mode
+(``DOT_PRODUCT``, ``ABS_ERROR``, ``FP_SPECIAL``, ``REDUCE_PRODUCT``, ``RESCALE_INEXACT`` …) uses a
+relative tolerance ``rtol = 1e-3`` with ``atol = 1e-6``; NaNs must sit in the same places.
+
+The report has one line per failing case (``FAIL <case>: <reason>``), one per skipped case
+(``SKIP <case>: <reason>``) and ends with the exact line ``N passed, M failed, K skipped``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+TOSA1_ONLY_RULES: dict[str, str] = {
+    "BorderSmallerMin": "RESIZE border range is a 1.x rule (0.30's border only sizes the output)",
+    "BorderLargerEqualMax": "RESIZE border range is a 1.x rule (0.30's border only sizes the output)",
+    "OffsetSmallerMin": "RESIZE offset >= -scale_n is a 1.x rule (0.30 allows offset > -16<<shift)",
+    "ResizeOutputShapeNonInteger": "RESIZE exact output division is a 1.x rule (0.30 uses idiv + border)",
+    "ResizeOutputShapeMismatch": "RESIZE output size rule differs in 0.30 (border absorbs it)",
+}
+"""1.x ERROR_IF rules (generator names) with no 0.30 counterpart: such negative cases are skipped."""
+
+STRICTER_030_REQUIRES: dict[str, str] = {
+    "apply_scale_32: value >=": "0.30's apply_scale_32 REQUIREs -2^(shift-2) <= value < 2^(shift-2); 1.x allows "
+                                "a wider value range, so this 1.x-valid input is unpredictable in 0.30",
+}
+"""REQUIRE rules that are stricter in 0.30 than in 1.x (substring of the ``TosaUnpredictable`` message):
+a positive 1.x case that trips one is skipped (its 1.x expected output is no 0.30 expectation)."""
+
+
+class Status(Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    SKIP = "SKIP"
+
+
+@dataclass
+class CaseResult:
+    name: str
+    status: Status
+    reason: str = ""
+
+    def line(self) -> str:
+        return f"{self.status.value} {self.name}: {self.reason}" if self.reason else f"{self.status.value} {self.name}"
+
+
+@dataclass
+class Summary:
+    """Results of a conformance run; ``str(summary)`` is the full report."""
+
+    results: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        return sum(r.status is Status.PASS for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return sum(r.status is Status.FAIL for r in self.results)
+
+    @property
+    def skipped(self) -> int:
+        return sum(r.status is Status.SKIP for r in self.results)
+
+    @property
+    def failures(self) -> list[CaseResult]:
+        return [r for r in self.results if r.status is Status.FAIL]
+
+    def total_line(self) -> str:
+        return f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped"
+
+    def report(self, *, show_skipped: bool = True, show_passed: bool = False) -> str:
+        lines = [r.line() for r in self.results
+                 if r.status is Status.FAIL or (show_skipped and r.status is Status.SKIP)
+                 or (show_passed and r.status is Status.PASS)]
+        return "\n".join([*lines, self.total_line()])
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def find_cases(root: str) -> list[str]:
+    """Every directory under ``root`` (or ``root`` itself) that holds a ``desc.json``, sorted."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        if "desc.json" in filenames:
+            found.append(dirpath)
+    return sorted(found)
+
+
+def run_conformance(root: str, *, name_filter: str | None = None) -> Summary:
+    """Run every test case under ``root`` (see the module docstring); never raises for a case."""
+    summary = Summary()
+    pattern = re.compile(name_filter) if name_filter else None
+    for case in find_cases(root):
+        name = os.path.relpath(case, root) if case != root else os.path.basename(case)
+        if pattern and not pattern.search(name):
+            continue
+        summary.results.append(run_case(case, name))
+    return summary
+
+
+def run_case(case_dir: str, name: str | None = None) -> CaseResult:
+    """Run one test directory."""
+    name = name or os.path.basename(case_dir)
+    try:
+        with open(os.path.join(case_dir, "desc.json")) as f:
+            desc = json.load(f)
+    except (OSError, ValueError) as err:
+        return CaseResult(name, Status.FAIL, f"unreadable desc.json: {err}")
+    try:
+        if desc.get("expected_failure", False):
+            return _negative(case_dir, name, desc)
+        return _positive(case_dir, name, desc)
+    except Exception as err:  # noqa: BLE001 - a crash anywhere in nnkiln is this case's failure
+        return CaseResult(name, Status.FAIL, f"internal error: {type(err).__name__}: {_first_line(err)}")
+
+
+def _first_line(err: BaseException) -> str:
+    text = err.describe() if hasattr(err, "describe") else str(err)  # type: ignore[attr-defined]
+    text = text.strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _import(case_dir: str, desc: dict):  # -> Tosa1Import
+    from nnkiln.frontends.tosa1 import import_tosa1_file
+
+    return import_tosa1_file(os.path.join(case_dir, desc.get("tosa_file", "test.tosa")))
+
+
+def _inputs(case_dir: str, desc: dict, imp) -> dict[str, np.ndarray]:  # imp: Tosa1Import
+    from xdsl.dialects.builtin import TensorType
+
+    from nnkiln.ir.elements import dtype_of
+    from nnkiln.reference.interpreter import entry_function
+
+    func = entry_function(imp.module)
+    arg_dtypes = {n: dtype_of(t.element_type) for n, t in zip(imp.input_names, func.function_type.inputs.data)
+                  if isinstance(t, TensorType)}
+    out: dict[str, np.ndarray] = {}
+    for tname, fname in zip(desc.get("ifm_name", []), desc.get("ifm_file", [])):
+        arr = np.load(os.path.join(case_dir, fname))
+        want = arg_dtypes.get(tname)
+        if want is not None and arr.dtype != want and arr.dtype.kind in "iu" and want.kind in "iu" \
+                and arr.dtype.itemsize == want.itemsize:
+            arr = arr.view(want)  # 1.x stores unsigned RESCALE data in signed tensors: same bits
+        out[tname] = arr
+    return out
+
+
+def _positive(case_dir: str, name: str, desc: dict) -> CaseResult:
+    from nnkiln.frontends.tosa1 import InvalidTosa1Graph, NotImported, UnsupportedIn030
+    from nnkiln.ir.errors import FrontendError, NotExecutableError, TosaUnpredictable, VerifyError
+    from nnkiln.ir.verify import verify_module
+    from nnkiln.reference import run
+
+    try:
+        imp = _import(case_dir, desc)
+    except (UnsupportedIn030, NotImported) as err:
+        return CaseResult(name, Status.SKIP, str(err.args[0]))
+    except InvalidTosa1Graph as err:
+        return CaseResult(name, Status.FAIL, f"importer rejected a valid graph [{err.rule}]: {err.args[0]}")
+    except FrontendError as err:
+        return CaseResult(name, Status.FAIL, f"import failed: {err}")
+    try:
+        verify_module(imp.module)
+    except VerifyError as err:
+        return CaseResult(name, Status.FAIL, f"verifier rejected a valid graph: {_first_line(err)}")
+    inputs = _inputs(case_dir, desc, imp)
+    try:
+        outputs = run(imp.module, inputs)
+    except TosaUnpredictable as err:
+        for key, why in STRICTER_030_REQUIRES.items():
+            if key in str(err):
+                return CaseResult(name, Status.SKIP, why)
+        return CaseResult(name, Status.FAIL, f"unpredictable where the 1.x model is valid: {_first_line(err)}")
+    except NotExecutableError as err:
+        return CaseResult(name, Status.FAIL, f"not executable: {_first_line(err)}")
+    except VerifyError as err:
+        return CaseResult(name, Status.FAIL, f"verifier rejected a valid graph: {_first_line(err)}")
+    compliance = desc.get("meta", {}).get("compliance", {}).get("tensors", {})
+    for oname, fname in zip(desc.get("ofm_name", []), desc.get("ofm_file", [])):
+        path = os.path.join(case_dir, fname)
+        if not os.path.exists(path):
+            return CaseResult(name, Status.FAIL, f"expected output file {fname} is missing (regenerate the corpus)")
+        if oname not in outputs:
+            return CaseResult(name, Status.FAIL, f"no output named '{oname}' (got {sorted(outputs)})")
+        problem = compare(outputs[oname], np.load(path), compliance.get(oname, {}))
+        if problem:
+            return CaseResult(name, Status.FAIL, f"output '{oname}': {problem}")
+    return CaseResult(name, Status.PASS)
+
+
+def _negative(case_dir: str, name: str, desc: dict) -> CaseResult:
+    from nnkiln.frontends.tosa1 import InvalidTosa1Graph, NotImported, UnsupportedIn030
+    from nnkiln.ir.errors import FrontendError, TosaUnpredictable, VerifyError
+    from nnkiln.ir.verify import verify_module
+    from nnkiln.reference import run
+
+    m = re.search(r"ERRORIF_([A-Za-z0-9]+)", name)
+    rule = m.group(1) if m else "?"
+    if rule in TOSA1_ONLY_RULES:
+        return CaseResult(name, Status.SKIP, f"ERRORIF_{rule}: {TOSA1_ONLY_RULES[rule]}")
+    try:
+        imp = _import(case_dir, desc)
+    except (UnsupportedIn030, NotImported) as err:
+        return CaseResult(name, Status.SKIP, str(err.args[0]))
+    except InvalidTosa1Graph:
+        return CaseResult(name, Status.PASS)
+    except FrontendError:
+        return CaseResult(name, Status.PASS)
+    try:
+        verify_module(imp.module)
+    except VerifyError:
+        return CaseResult(name, Status.PASS)
+    # rules that are REQUIRE (run time) in 0.30: the graph must be unpredictable when run
+    try:
+        run(imp.module, _inputs(case_dir, desc, imp))
+    except TosaUnpredictable:
+        return CaseResult(name, Status.PASS)
+    except VerifyError:
+        return CaseResult(name, Status.PASS)
+    except Exception as err:  # noqa: BLE001 - e.g. inputs missing in the test: the graph was still accepted
+        return CaseResult(name, Status.FAIL, f"ERRORIF_{rule}: graph accepted by the verifier (then "
+                                             f"{type(err).__name__}: {_first_line(err)})")
+    return CaseResult(name, Status.FAIL, f"ERRORIF_{rule}: graph accepted by import, verifier and interpreter")
+
+
+def compare(got: np.ndarray, want: np.ndarray, compliance: dict) -> str:
+    """'' if ``got`` matches ``want`` under the compliance entry of desc.json, else the reason."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} != expected {list(want.shape)}"
+    mode = str(compliance.get("mode", "EXACT"))
+    if got.dtype.kind in "biu" or want.dtype.kind in "biu" or mode == "EXACT":
+        if got.dtype.kind == "b" or want.dtype.kind == "b":
+            g, w = got.astype(bool), want.astype(bool)
+        elif got.dtype.kind in "iu" and want.dtype.kind in "iu":
+            g, w = got.astype(np.int64), want.astype(np.int64)
+            if got.dtype.itemsize == want.dtype.itemsize and got.dtype.kind != want.dtype.kind:
+                g = got.view(want.dtype).astype(np.int64)  # unsigned 0.30 type vs signed 1.x storage
+        else:
+            g, w = got.astype(np.float64), want.astype(np.float64)
+            same = (g == w) | (np.isnan(g) & np.isnan(w))
+            if not same.all():
+                return _mismatch(got, want, ~same)
+            return ""
+        bad = g != w
+        return _mismatch(got, want, bad) if bad.any() else ""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    if (nan_g != nan_w).any():
+        return _mismatch(got, want, nan_g != nan_w, "NaN positions differ")
+    if mode == "ULP":
+        ulp = float(compliance.get("ulp_info", {}).get("ulp", 0.5))
+        tol = ulp * np.spacing(np.abs(want).astype(want.dtype if want.dtype.kind == "f" else np.float32)).astype(np.float64)
+        bad = ~nan_w & ~(np.abs(g - w) <= tol) & ~(g == w)
+    else:
+        bad = ~nan_w & ~np.isclose(g, w, rtol=1e-3, atol=1e-6)
+    return _mismatch(got, want, bad, f"outside the {mode} tolerance") if bad.any() else ""
+
+
+def _mismatch(got: np.ndarray, want: np.ndarray, bad: np.ndarray, what: str = "values differ") -> str:
+    idx = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
+    return (f"{what} at {int(bad.sum())}/{bad.size} elements; first at {list(idx)}: "
+            f"got {got[idx]!r}, expected {want[idx]!r}")
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``nnkiln conformance DIR [--filter REGEX] [--no-skipped] [--verbose]``: exit 0 iff no case failed."""
+    ap = argparse.ArgumentParser(prog="nnkiln conformance",
+                                 description="Run TOSA 1.x generated conformance tests against nnkiln.")
+    ap.add_argument("dir", help="directory of tosa_verif_build_tests cases (each with desc.json)")
+    ap.add_argument("--filter", default=None, help="only cases whose relative path matches this regex")
+    ap.add_argument("--no-skipped", action="store_true", help="do not list skipped cases")
+    ap.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
+    args = ap.parse_args(list(argv) if argv is not None else None)
+    if not os.path.isdir(args.dir):
+        print(f"nnkiln conformance: {args.dir}: not a directory", file=sys.stderr)
+        return 2
+    summary = run_conformance(args.dir, name_filter=args.filter)
+    print(summary.report(show_skipped=not args.no_skipped, show_passed=args.verbose))
+    return 0 if summary.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

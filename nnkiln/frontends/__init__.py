@@ -1,0 +1,61 @@
+"""Frontends: model files → ``tosa``-level modules. ``load`` picks the frontend by file type."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import ModuleOp
+
+from nnkiln.ir.errors import InputError
+
+
+def detect_format(path: str) -> str:
+    """``mlir``, ``onnx``, ``nnef`` or ``tosa`` (a TOSA 1.x flatbuffer), from the name and first bytes."""
+    if os.path.isdir(path):
+        if os.path.exists(os.path.join(path, "graph.nnef")):
+            return "nnef"
+        raise InputError(f"{path}: a folder, but not an NNEF model (no graph.nnef)")
+    lower = path.lower()
+    for ext, fmt in ((".mlir", "mlir"), (".onnx", "onnx"), (".nnef", "nnef"), (".tgz", "nnef"),
+                     (".tar.gz", "nnef"), (".tar", "nnef"), (".tosa", "tosa")):
+        if lower.endswith(ext):
+            return fmt
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err.strerror}") from None
+    text = head.lstrip()
+    if text.startswith((b"func.func", b"module", b"builtin.module", b'"builtin.module"', b"//", b"#")):
+        return "mlir"
+    if head[:1] == b"\x08":  # protobuf field 1 (ir_version), varint: how ONNX files begin
+        return "onnx"
+    raise InputError(f"{path}: unknown model format (expected .mlir, .onnx, an NNEF folder or .tgz)")
+
+
+def load(path: str, shapes: Mapping[str, Sequence[int]] | None = None) -> ModuleOp:
+    """Import a model file of any supported format as a verified ``tosa``-level module."""
+    fmt = detect_format(path)
+    if fmt == "mlir":
+        from nnkiln.ir.text import parse_module_file
+        from nnkiln.ir.verify import verify_module
+
+        module = parse_module_file(path)
+        verify_module(module)
+        return module
+    if fmt == "onnx":
+        from nnkiln.frontends.onnx import load_onnx
+
+        return load_onnx(path, shapes)
+    if fmt == "nnef":
+        try:
+            from nnkiln.frontends.nnef import load_nnef  # type: ignore[attr-defined]
+        except ImportError:
+            raise InputError(f"{path}: the NNEF frontend is not available yet") from None
+        return load_nnef(path, shapes)
+    if fmt == "tosa":
+        from nnkiln.frontends.tosa1 import load_tosa1  # type: ignore[attr-defined]
+
+        return load_tosa1(path)
+    raise InputError(f"{path}: unsupported format {fmt}")

@@ -1,0 +1,1 @@
+"""Helpers every frontend shares: the graph builder, rank broadcasting, layouts, padding, quantization."""

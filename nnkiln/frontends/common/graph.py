@@ -1,0 +1,106 @@
+"""``GraphBuilder``: builds the ``func.func @main`` of a tosa-level module op by op.
+
+Frontends call ``emit(OpClass, operands, element_type, **attrs)``: the op's result shapes come from
+its ``infer_shapes`` (the dialect's single shape inference), the op gets the source location of the
+node being lowered, and a shape rule broken by the source model becomes a ``FrontendError`` naming
+the file and node. Constants become ``tosa.const`` (numpy-backed, never Python lists); equal
+constants are emitted once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.builder import Builder
+from xdsl.rewriter import InsertPoint
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from nnkiln.dialects.tosa.base import TosaOp
+from nnkiln.ir.diagnostics import source_loc
+from nnkiln.ir.elements import from_numpy
+from nnkiln.ir.errors import FrontendError, VerifyError
+
+NAME_ATTR = "nnkiln.name"
+
+
+class GraphBuilder:
+    """Accumulates ops of one function; ``finish`` returns the module."""
+
+    def __init__(self, file: str, input_types: Sequence[tuple[str, TensorType]]):
+        self.file = file
+        self.node = ""
+        self.block = Block(arg_types=[t for _, t in input_types])
+        self.input_names = [n for n, _ in input_types]
+        for arg, name in zip(self.block.args, self.input_names):
+            if name.isidentifier():
+                arg.name_hint = name
+        self.builder = Builder(InsertPoint.at_end(self.block))
+        self._consts: dict[tuple[bytes, str], SSAValue] = {}
+
+    # -- context ----------------------------------------------------------------------------------
+
+    def at_node(self, node: str) -> None:
+        """Ops emitted from now on come from source node ``node``."""
+        self.node = node
+
+    def error(self, message: str) -> FrontendError:
+        return FrontendError(message, file=self.file, node=self.node)
+
+    # -- emitting ---------------------------------------------------------------------------------
+
+    def emit(
+        self,
+        op_cls: type[TosaOp],
+        operands: Sequence[SSAValue | Sequence[SSAValue]],
+        element_types: Attribute | Sequence[Attribute],
+        **attrs: Any,
+    ) -> TosaOp:
+        """Create, locate and insert one op; shape rule violations become a ``FrontendError``."""
+        try:
+            op = op_cls.make(operands, element_types, **attrs)
+        except VerifyError as err:
+            err.op_name = err.op_name or op_cls.name
+            raise self.error(f"cannot build {op_cls.name}: {err.describe()}") from None
+        op.location = source_loc(self.file, self.node)
+        self.builder.insert(op)
+        return op
+
+    def value(self, op_cls: type[TosaOp], operands: Sequence[SSAValue | Sequence[SSAValue]],
+              element_types: Attribute | Sequence[Attribute], **attrs: Any) -> SSAValue:
+        """``emit`` for single-result ops: returns the result value."""
+        return self.emit(op_cls, operands, element_types, **attrs).results[0]
+
+    def const(self, array: np.ndarray, tensor_type: TensorType | None = None) -> SSAValue:
+        """A ``tosa.const`` holding ``array`` (deduplicated by bytes and type)."""
+        from nnkiln.dialects.tosa.ops_data_nodes import ConstOp
+
+        attr = from_numpy(np.asarray(array), tensor_type)
+        key = (attr.data.data, str(attr.type))
+        if key in self._consts:
+            return self._consts[key]
+        op = ConstOp.create(properties={"values": attr}, result_types=[attr.type])
+        op.location = source_loc(self.file, self.node)
+        self.builder.insert(op)
+        self._consts[key] = op.results[0]
+        return op.results[0]
+
+    # -- finishing --------------------------------------------------------------------------------
+
+    def finish(self, outputs: Sequence[tuple[str, SSAValue]], func_name: str = "main") -> ModuleOp:
+        """Return the module: ``func.func @main`` with named inputs and outputs."""
+        self.builder.insert(ReturnOp(*[v for _, v in outputs]))
+        ftype = ([a.type for a in self.block.args], [v.type for _, v in outputs])
+        func = FuncOp(func_name, ftype, Region(self.block))
+        func.arg_attrs = ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in self.input_names])
+        func.res_attrs = ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n, _ in outputs])
+        return ModuleOp([func])

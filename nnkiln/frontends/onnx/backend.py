@@ -1,0 +1,69 @@
+"""An ``onnx.backend.base.Backend`` over nnkiln: import with the ONNX frontend, run with the reference
+interpreter. Used by ONNX's backend test suite (``onnx.backend.test``) and by our own suite runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def _bind_shapes(model: Any, inputs: Sequence[np.ndarray]) -> dict[str, list[int]]:
+    init = {t.name for t in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in init]
+    return {n: list(np.shape(x)) for n, x in zip(names, inputs)}
+
+
+def import_model_proto(model: Any, inputs: Sequence[np.ndarray] | None = None):  # noqa: ANN201
+    """Import an in-memory ModelProto (shapes bound from ``inputs`` if given)."""
+    from nnkiln.frontends.onnx.importer import OnnxImporter
+    from nnkiln.frontends.onnx.reader import OnnxModel, check_graph_structure
+    from nnkiln.ir.verify import verify_module
+
+    opset = max((int(i.version) for i in model.opset_import if i.domain in ("", "ai.onnx")), default=1)
+    check_graph_structure(model.graph, "<model>")
+    shapes = _bind_shapes(model, inputs) if inputs is not None else None
+    module = OnnxImporter(OnnxModel(model, "<model>", opset), shapes).run()
+    verify_module(module)
+    return module
+
+
+def run_model(model: Any, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Import and run; outputs in the graph's output order."""
+    from nnkiln.reference import run
+
+    module = import_model_proto(model, inputs)
+    init = {t.name for t in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in init]
+    outs = run(module, {n: np.asarray(x) for n, x in zip(names, inputs)})
+    return [outs[o.name] for o in model.graph.output]
+
+
+try:
+    import onnx.backend.base as _base
+
+    class NnkilnRep(_base.BackendRep):
+        def __init__(self, model: Any):
+            self.model = model
+
+        def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
+            if isinstance(inputs, np.ndarray):
+                inputs = [inputs]
+            elif isinstance(inputs, dict):
+                inputs = list(inputs.values())
+            return tuple(run_model(self.model, list(inputs)))
+
+    class NnkilnBackend(_base.Backend):
+        @classmethod
+        def prepare(cls, model: Any, device: str = "CPU", **kwargs: Any) -> NnkilnRep:
+            return NnkilnRep(model)
+
+        @classmethod
+        def supports_device(cls, device: str) -> bool:
+            return device == "CPU"
+
+except ImportError:  # onnx without the backend module
+    pass
+

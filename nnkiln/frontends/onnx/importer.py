@@ -1,0 +1,343 @@
+"""ONNX ModelProto → ``tosa``-level module.
+
+The importer walks the graph in order. Each value is a ``TensorValue``: an IR value, a constant known
+at import time, or both (constants become ``tosa.const`` only when an op needs them as a tensor, so
+shape arithmetic such as Shape→Gather→Concat→Reshape folds away at import). Each node is lowered by the
+function registered for its op type in ``nnkiln.frontends.onnx.lowerings`` (one small function per
+ONNX op, named like the op, grouped by family).
+
+Before lowering anything, every node (subgraphs included) is checked against the registry: a model
+with unsupported ops gets one ``FrontendError`` listing every unsupported op type with its count and
+node names.
+
+Types: TOSA 0.30 has no 64-bit integers. ONNX ``int64`` tensors computed at run time (indices, ArgMax
+results, shapes of dynamic values) are carried as ``i32``; constants keep their int64 values at import
+and are narrowed when materialised, with an error if a value does not fit. ``uint8`` activations are
+only legal in TOSA's RESCALE: quantized lowerings convert them, other uses are reported.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, SSAValue
+
+from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
+from nnkiln.frontends.common.graph import GraphBuilder
+from nnkiln.frontends.onnx.reader import OnnxModel, read_model, tensor_to_numpy
+from nnkiln.ir.errors import FrontendError
+
+# ONNX TensorProto element types → (numpy dtype of constants, TOSA kind of run-time values)
+_ONNX_TYPES: dict[int, tuple[Any, Kind | None]] = {
+    1: (np.float32, Kind.F32),
+    2: (np.uint8, Kind.U8),
+    3: (np.int8, Kind.I8),
+    4: (np.uint16, Kind.U16),
+    5: (np.int16, Kind.I16),
+    6: (np.int32, Kind.I32),
+    7: (np.int64, Kind.I32),
+    9: (np.bool_, Kind.BOOL),
+    10: (np.float16, Kind.F16),
+    16: (None, Kind.BF16),
+}
+
+
+def onnx_kind(elem_type: int, where: str, file: str) -> Kind:
+    entry = _ONNX_TYPES.get(elem_type)
+    if entry is None or entry[1] is None:
+        import onnx
+
+        name = onnx.TensorProto.DataType.Name(elem_type) if elem_type in onnx.TensorProto.DataType.values() else str(elem_type)
+        raise FrontendError(f"element type {name} has no TOSA 0.30 equivalent", file=file, node=where)
+    return entry[1]
+
+
+def kind_for_dtype(dtype: np.dtype) -> Kind:
+    """The TOSA kind a numpy constant of ``dtype`` becomes (int64 → i32, float64 → f32)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return Kind.BOOL
+    if dtype.kind == "f":
+        return Kind.F16 if dtype == np.float16 else Kind.F32
+    if dtype.name == "bfloat16":
+        return Kind.BF16
+    table = {"int8": Kind.I8, "int16": Kind.I16, "int32": Kind.I32, "int64": Kind.I32,
+             "uint8": Kind.U8, "uint16": Kind.U16, "uint32": Kind.I32, "uint64": Kind.I32}
+    if dtype.name in table:
+        return table[dtype.name]
+    raise ValueError(f"no TOSA kind for numpy dtype {dtype}")
+
+
+@dataclass
+class TensorValue:
+    """A value of the ONNX graph: its shape and TOSA kind, an IR value and/or an import-time constant."""
+
+    shape: tuple[int, ...]
+    kind: Kind
+    ssa: SSAValue | None = None
+    const: np.ndarray | None = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not None
+
+    @staticmethod
+    def of(ssa: SSAValue) -> TensorValue:
+        t = ssa.type
+        assert isinstance(t, TensorType)
+        k = kind_of(t)
+        assert k is not None
+        return TensorValue(tuple(t.get_shape()), k, ssa=ssa)
+
+    @staticmethod
+    def constant(array: np.ndarray) -> TensorValue:
+        a = np.asarray(array)
+        return TensorValue(tuple(a.shape), kind_for_dtype(a.dtype), const=a)
+
+
+@dataclass
+class NodeContext:
+    """What a lowering sees of one ONNX node."""
+
+    node: Any  # onnx.NodeProto
+    inputs: list[TensorValue | None]
+    attrs: dict[str, Any]
+    opset: int
+    g: GraphBuilder
+    importer: OnnxImporter
+    used_attrs: set[str] = field(default_factory=set)
+
+    @property
+    def name(self) -> str:
+        return self.node.name or f"{self.node.op_type}#{self.importer.node_index}"
+
+    @property
+    def op_type(self) -> str:
+        return self.node.op_type
+
+    def error(self, message: str) -> FrontendError:
+        return FrontendError(f"{self.op_type}: {message}", file=self.g.file, node=self.name)
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        self.used_attrs.add(name)
+        return self.attrs.get(name, default)
+
+    def has_input(self, i: int) -> bool:
+        return i < len(self.inputs) and self.inputs[i] is not None
+
+    def input(self, i: int) -> TensorValue:
+        if not self.has_input(i):
+            raise self.error(f"input {i} is required")
+        v = self.inputs[i]
+        assert v is not None
+        return v
+
+    def tensor(self, i: int) -> SSAValue:
+        """Input ``i`` as an IR value (materialising a constant)."""
+        return self.importer.materialize(self.input(i))
+
+    def const(self, i: int, what: str = "") -> np.ndarray:
+        """Input ``i`` as an import-time constant, or an error saying it must be constant."""
+        v = self.input(i)
+        if v.const is None:
+            label = f" ({what})" if what else ""
+            raise self.error(f"input {i}{label} must be a constant (initializer or computable at import); dynamic values are not supported")
+        return v.const
+
+    def optional_const(self, i: int, what: str = "") -> np.ndarray | None:
+        return self.const(i, what) if self.has_input(i) else None
+
+
+Lowering = Any  # Callable[[NodeContext], Sequence[TensorValue | SSAValue | np.ndarray]]
+
+
+class OnnxImporter:
+    """Lowers one ONNX model (see the module docstring)."""
+
+    def __init__(self, model: OnnxModel, shapes: Mapping[str, Sequence[int]] | None = None):
+        self.model = model
+        self.file = model.path
+        self.shapes = {k: tuple(int(d) for d in v) for k, v in (shapes or {}).items()}
+        self.values: dict[str, TensorValue | None] = {}
+        self.node_index = 0
+        self.g: GraphBuilder | None = None
+
+    # -- driver -----------------------------------------------------------------------------------
+
+    def run(self) -> ModuleOp:
+        from nnkiln.frontends.onnx.lowerings import LOWERINGS
+
+        graph = self.model.proto.graph  # type: ignore[attr-defined]
+        self._check_supported(graph, LOWERINGS)
+        init_names = {t.name for t in graph.initializer}
+        unknown = set(self.shapes) - {i.name for i in graph.input if i.name not in init_names}
+        if unknown:
+            raise FrontendError(f"shapes given for unknown inputs {sorted(unknown)}", file=self.file)
+        inputs = [(i.name, self._input_type(i)) for i in graph.input if i.name not in init_names]
+        self.g = GraphBuilder(self.file, inputs)
+        for (name, _), arg in zip(inputs, self.g.block.args):
+            self.values[name] = TensorValue.of(arg)
+        for t in graph.initializer:
+            self.values[t.name] = TensorValue.constant(tensor_to_numpy(t, self.file))
+        self.lower_nodes(graph.node, LOWERINGS)
+        outputs = []
+        for out in graph.output:
+            v = self.values.get(out.name)
+            if v is None:
+                raise FrontendError(f"graph output '{out.name}' is not produced", file=self.file)
+            outputs.append((out.name, self.materialize(v)))
+        return self.g.finish(outputs)
+
+    def lower_nodes(self, nodes: Sequence[Any], lowerings: Mapping[str, Lowering]) -> None:
+        assert self.g is not None
+        for node in nodes:
+            self.node_index += 1
+            ctx = NodeContext(
+                node=node,
+                inputs=[self.values.get(n) if n else None for n in node.input],
+                attrs={a.name: self._attr_value(a, node) for a in node.attribute},
+                opset=self.model.opset,
+                g=self.g,
+                importer=self,
+            )
+            self.g.at_node(ctx.name)
+            results = lowerings[node.op_type](ctx)
+            outs = [o for o in node.output]
+            if len(results) < len([o for o in outs if o]):
+                raise ctx.error(f"lowering produced {len(results)} outputs, the node has {len(outs)}")
+            for name, res in zip(outs, results):
+                if name:
+                    self.values[name] = self._as_value(res)
+
+    # -- values -----------------------------------------------------------------------------------
+
+    def _as_value(self, res: TensorValue | SSAValue | np.ndarray | None) -> TensorValue | None:
+        if res is None or isinstance(res, TensorValue):
+            return res
+        if isinstance(res, SSAValue):
+            return TensorValue.of(res)
+        return TensorValue.constant(np.asarray(res))
+
+    def materialize(self, v: TensorValue) -> SSAValue:
+        """The IR value of ``v``, emitting a ``tosa.const`` for an import-time constant."""
+        assert self.g is not None
+        if v.ssa is not None:
+            return v.ssa
+        assert v.const is not None
+        arr = v.const
+        if arr.dtype == np.int64 or arr.dtype == np.uint32 or arr.dtype == np.uint64:
+            if arr.size and (arr.min() < -(1 << 31) or arr.max() >= (1 << 31)):
+                raise self.g.error("an int64 constant does not fit the int32 that TOSA 0.30 computes in")
+            arr = arr.astype(np.int32)
+        elif arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        ttype = TensorType(element_type(kind_for_dtype(arr.dtype)), arr.shape)
+        v.ssa = self.g.const(arr, ttype)
+        return v.ssa
+
+    # -- inputs, attributes -------------------------------------------------------------------------
+
+    def _input_type(self, vi: Any) -> TensorType:
+        where = f"input '{vi.name}'"
+        t = vi.type
+        if not t.HasField("tensor_type"):
+            raise FrontendError(f"{where} is not a tensor (sequences, maps and optionals are not supported)", file=self.file)
+        tt = t.tensor_type
+        kind = onnx_kind(tt.elem_type, where, self.file)
+        if vi.name in self.shapes:
+            shape = self.shapes[vi.name]
+            if tt.HasField("shape") and len(tt.shape.dim) != len(shape):
+                raise FrontendError(f"{where} has rank {len(tt.shape.dim)} but shapes= gives {list(shape)}", file=self.file)
+        else:
+            if not tt.HasField("shape"):
+                raise FrontendError(f"{where} has no shape; bind it with shapes={{'{vi.name}': [...]}}", file=self.file)
+            shape = []
+            for d in tt.shape.dim:
+                if d.HasField("dim_value") and d.dim_value > 0:
+                    shape.append(int(d.dim_value))
+                else:
+                    sym = d.dim_param or "?"
+                    raise FrontendError(
+                        f"{where} has a symbolic dimension '{sym}'; bind it with shapes={{'{vi.name}': [...]}} "
+                        f"(or --shape {vi.name}=...)",
+                        file=self.file,
+                    )
+        if any(d <= 0 for d in shape):
+            raise FrontendError(f"{where}: dimensions must be positive, got {list(shape)}", file=self.file)
+        if int(np.prod(shape, dtype=np.float64)) > (1 << 31):
+            raise FrontendError(f"{where}: shape {list(shape)} is absurdly large", file=self.file)
+        return TensorType(element_type(kind), list(shape))
+
+    def _attr_value(self, a: Any, node: Any) -> Any:
+        import onnx
+
+        T = onnx.AttributeProto
+        try:
+            if a.type == T.FLOAT:
+                return float(a.f)
+            if a.type == T.INT:
+                return int(a.i)
+            if a.type == T.STRING:
+                return a.s.decode("utf-8", errors="replace")
+            if a.type == T.FLOATS:
+                return [float(x) for x in a.floats]
+            if a.type == T.INTS:
+                return [int(x) for x in a.ints]
+            if a.type == T.STRINGS:
+                return [s.decode("utf-8", errors="replace") for s in a.strings]
+            if a.type == T.TENSOR:
+                return tensor_to_numpy(a.t, self.file, node.name)
+            if a.type == T.GRAPH:
+                return a.g
+            if a.type == T.GRAPHS:
+                return list(a.graphs)
+        except FrontendError:
+            raise
+        raise FrontendError(f"attribute '{a.name}' has an unsupported or missing type ({a.type})", file=self.file, node=node.name or node.op_type)
+
+    # -- support check ----------------------------------------------------------------------------
+
+    def _check_supported(self, graph: Any, lowerings: Mapping[str, Lowering]) -> None:
+        counts: Counter[str] = Counter()
+        names: dict[str, list[str]] = defaultdict(list)
+
+        def visit(g: Any) -> None:
+            for node in g.node:
+                key = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+                if node.domain not in ("", "ai.onnx") or node.op_type not in lowerings:
+                    counts[key] += 1
+                    if len(names[key]) < 5:
+                        names[key].append(node.name or "<unnamed>")
+                for a in node.attribute:
+                    if a.HasField("g"):
+                        visit(a.g)
+                    for sub in a.graphs:
+                        visit(sub)
+
+        visit(graph)
+        if counts:
+            lines = []
+            for key, n in sorted(counts.items()):
+                more = ", ..." if n > len(names[key]) else ""
+                lines.append(f"  {key} x{n} (nodes: {', '.join(names[key])}{more})")
+            raise FrontendError(
+                f"{len(counts)} unsupported operator type(s) in the model:\n" + "\n".join(lines), file=self.file
+            )
+
+
+def load_onnx(path: str, shapes: Mapping[str, Sequence[int]] | None = None) -> ModuleOp:
+    """Import an ONNX file as a verified ``tosa``-level module."""
+    from nnkiln.ir.verify import verify_module
+
+    module = OnnxImporter(read_model(path), shapes).run()
+    verify_module(module)
+    return module

@@ -1,0 +1,37 @@
+"""ONNX op lowerings: one function per ONNX op type, named like the op, grouped by family.
+
+A lowering receives a ``NodeContext`` and returns one result per node output: a ``TensorValue``,
+an IR value, or a numpy array (an import-time constant). Register with ``@lowering("Relu")``.
+Families: ``elementwise`` (math, activations, comparison, logic), ``nn`` (conv, pool, gemm,
+normalisation, softmax), ``shape`` (reshape, slicing, concatenation, gather, reductions, resize),
+``quant`` (QDQ and QLinear ops), ``control`` (If, Loop), ``constants`` (Constant, Shape, ...).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+LOWERINGS: dict[str, Callable[[Any], Sequence[Any]]] = {}
+
+
+def lowering(*op_types: str) -> Callable[[Callable[[Any], Sequence[Any]]], Callable[[Any], Sequence[Any]]]:
+    """Register a lowering for the given ONNX op types."""
+
+    def register(fn: Callable[[Any], Sequence[Any]]) -> Callable[[Any], Sequence[Any]]:
+        for name in op_types:
+            LOWERINGS[name] = fn
+        return fn
+
+    return register
+
+
+_FAMILIES = ("constants", "elementwise", "nn", "shape", "reduce", "quant", "control")
+
+for _family in _FAMILIES:
+    try:
+        importlib.import_module(f"{__name__}.{_family}")
+    except ModuleNotFoundError as _err:
+        if _err.name != f"{__name__}.{_family}":
+            raise

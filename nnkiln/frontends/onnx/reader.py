@@ -1,0 +1,123 @@
+"""Reading an ONNX file defensively: every problem is a ``FrontendError`` naming the file (and node).
+
+Checks, before any lowering: the file exists and is below ``MAX_FILE_BYTES``; the protobuf parses;
+the model has a graph; tensors declare sane shapes (no negative dims, at most ``MAX_ELEMENTS``
+elements) and carry as many bytes as their shape needs; no external data (refused: the path could
+escape the model's folder); node inputs are defined before use (topological order; a cycle or a
+missing producer is reported with the node and value name).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from nnkiln.ir.errors import FrontendError
+
+MAX_FILE_BYTES = 4 << 30
+MAX_ELEMENTS = 1 << 31
+MAX_RANK = 16
+
+
+@dataclass
+class OnnxModel:
+    """A parsed ONNX model with its default-domain opset."""
+
+    proto: object  # onnx.ModelProto
+    path: str
+    opset: int
+
+
+def read_model(path: str) -> OnnxModel:
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    try:
+        size = os.path.getsize(path)
+    except OSError as err:
+        raise FrontendError(f"cannot read: {err.strerror}", file=path) from None
+    if size > MAX_FILE_BYTES:
+        raise FrontendError(f"file of {size} bytes is larger than the {MAX_FILE_BYTES}-byte limit", file=path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        raise FrontendError(f"cannot read: {err.strerror}", file=path) from None
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as err:
+        raise FrontendError(f"not a valid ONNX protobuf ({err})", file=path) from None
+    except RecursionError:
+        raise FrontendError("not a valid ONNX protobuf (nested too deeply)", file=path) from None
+    if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
+        raise FrontendError("the file holds no ONNX graph (empty or not an ONNX model)", file=path)
+    opset = 0
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            opset = int(imp.version)
+    if opset == 0:
+        opset = 1 if not model.opset_import else 0
+        if opset == 0:
+            raise FrontendError("the model imports no version of the default ONNX domain", file=path)
+    check_graph_structure(model.graph, path)
+    return OnnxModel(model, path, opset)
+
+
+def check_graph_structure(graph, path: str, outer: set[str] | None = None) -> None:  # noqa: ANN001
+    """Topological order and defined inputs; subgraphs may use the outer scope's values."""
+    defined = set(outer or ())
+    defined.update(i.name for i in graph.input)
+    defined.update(t.name for t in graph.initializer)
+    defined.update(t.values.name for t in graph.sparse_initializer)
+    produced_later = {o for n in graph.node for o in n.output if o}
+    for node in graph.node:
+        name = node.name or node.op_type
+        for inp in node.input:
+            if inp and inp not in defined:
+                why = "is produced by a later node (a cycle, or nodes out of order)" if inp in produced_later else "is not defined"
+                raise FrontendError(f"input '{inp}' of {node.op_type} {why}", file=path, node=name)
+        for attr in node.attribute:
+            for sub in list(attr.graphs) + ([attr.g] if attr.HasField("g") else []):
+                check_graph_structure(sub, path, defined)
+        defined.update(o for o in node.output if o)
+    for out in graph.output:
+        if out.name not in defined:
+            raise FrontendError(f"graph output '{out.name}' is not produced by any node", file=path)
+
+
+def tensor_to_numpy(tensor, path: str, node: str = "") -> np.ndarray:  # noqa: ANN001
+    """An initializer or Constant value as numpy, after checking its declared shape and byte size."""
+    import onnx
+    from onnx import numpy_helper
+
+    dims = list(tensor.dims)
+    where = node or tensor.name
+    if len(dims) > MAX_RANK or any(d < 0 for d in dims):
+        raise FrontendError(f"tensor '{tensor.name}' has an invalid shape {dims}", file=path, node=where)
+    count = int(np.prod(dims, dtype=np.float64)) if dims else 1
+    if count > MAX_ELEMENTS:
+        raise FrontendError(f"tensor '{tensor.name}' declares {count} elements (limit {MAX_ELEMENTS})", file=path, node=where)
+    if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        raise FrontendError(f"tensor '{tensor.name}' uses external data, which is not supported", file=path, node=where)
+    if tensor.HasField("raw_data"):
+        try:
+            itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+        except (KeyError, ValueError, TypeError):
+            raise FrontendError(f"tensor '{tensor.name}' has unknown data type {tensor.data_type}", file=path, node=where) from None
+        packed = tensor.data_type in (onnx.TensorProto.INT4, onnx.TensorProto.UINT4)
+        need = (count + 1) // 2 if packed else count * itemsize
+        if len(tensor.raw_data) != need:
+            raise FrontendError(
+                f"tensor '{tensor.name}' holds {len(tensor.raw_data)} bytes but its shape {dims} needs {need}",
+                file=path, node=where,
+            )
+    try:
+        arr = numpy_helper.to_array(tensor)
+    except Exception as err:  # onnx raises a variety of types for malformed tensors
+        raise FrontendError(f"tensor '{tensor.name}' cannot be decoded: {err}", file=path, node=where) from None
+    if arr.size != count:
+        raise FrontendError(f"tensor '{tensor.name}' holds {arr.size} values but its shape {dims} needs {count}", file=path, node=where)
+    return arr

@@ -1,0 +1,105 @@
+"""ONNX's backend node tests (``onnx.backend.test``) through nnkiln: import + reference interpreter.
+
+``run_suite()`` classifies every case as passed, failed or not supported (the importer rejected an
+operator or type as unsupported). Run as a script for the summary per op type:
+``.venv/bin/python tests/frontends/onnx/node_suite.py [regex]``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class CaseResult:
+    name: str
+    op_type: str
+    status: str  # "passed" | "failed" | "unsupported"
+    reason: str = ""
+
+
+def load_cases(pattern: str = ""):  # noqa: ANN201
+    from onnx.backend.test.loader import load_node_model_tests
+
+    warnings.filterwarnings("ignore")
+    cases = load_node_model_tests()
+    rx = re.compile(pattern) if pattern else None
+    return [c for c in cases if rx is None or rx.search(c.name)]
+
+
+def _arrays(values):  # noqa: ANN001, ANN202
+    from onnx import TensorProto, numpy_helper
+
+    out = []
+    for v in values:
+        out.append(numpy_helper.to_array(v) if isinstance(v, TensorProto) else v)
+    return out
+
+
+def run_case(case) -> CaseResult:  # noqa: ANN001
+    from nnkiln.frontends.onnx.backend import run_model
+    from nnkiln.ir.errors import FrontendError, NnkilnError
+
+    op_type = case.model.graph.node[0].op_type if case.model.graph.node else "?"
+    try:
+        for inputs, expected in case.data_sets:
+            ins = _arrays(inputs)
+            if any(not isinstance(x, np.ndarray) for x in ins):
+                return CaseResult(case.name, op_type, "unsupported", "non-tensor inputs (sequence/optional)")
+            got = run_model(case.model, ins)
+            for i, (g, e) in enumerate(zip(got, _arrays(expected))):
+                e = np.asarray(e)
+                g = np.asarray(g)
+                if g.shape != e.shape:
+                    return CaseResult(case.name, op_type, "failed", f"output {i}: shape {g.shape} != {e.shape}")
+                if e.dtype.kind in "fc" or g.dtype.kind == "f":
+                    ok = np.allclose(g.astype(np.float64), e.astype(np.float64), rtol=case.rtol, atol=case.atol, equal_nan=True)
+                else:
+                    ok = np.array_equal(g.astype(np.int64), e.astype(np.int64))
+                if not ok:
+                    diff = np.max(np.abs(g.astype(np.float64) - e.astype(np.float64))) if g.size else 0.0
+                    return CaseResult(case.name, op_type, "failed", f"output {i}: max abs diff {diff:.3g}")
+        return CaseResult(case.name, op_type, "passed")
+    except FrontendError as err:
+        text = str(err)
+        status = "unsupported" if ("unsupported" in text or "no TOSA 0.30 equivalent" in text or "not supported" in text) else "failed"
+        return CaseResult(case.name, op_type, status, text.splitlines()[0][:200])
+    except NnkilnError as err:
+        return CaseResult(case.name, op_type, "failed", f"{type(err).__name__}: {str(err).splitlines()[0][:200]}")
+    except Exception as err:  # a crash is a failure of ours
+        return CaseResult(case.name, op_type, "failed", f"crash {type(err).__name__}: {str(err)[:200]}")
+
+
+def summarize(results: list[CaseResult]) -> str:
+    by_status = Counter(r.status for r in results)
+    per_op: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in results:
+        per_op[r.op_type][r.status] += 1
+    lines = [f"{'op':<28} passed failed unsupported"]
+    for op in sorted(per_op):
+        c = per_op[op]
+        lines.append(f"{op:<28} {c['passed']:6} {c['failed']:6} {c['unsupported']:11}")
+    lines.append(
+        f"total {len(results)}: {by_status['passed']} passed, {by_status['failed']} failed, "
+        f"{by_status['unsupported']} not supported"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    results = [run_case(c) for c in load_cases(argv[0] if argv else "")]
+    for r in results:
+        if r.status != "passed":
+            print(f"{r.status:<12} {r.name}: {r.reason}")
+    print(summarize(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
