@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from nnkiln.ir.errors import (
+from typing import Any
+
+from nnkiln.errors import (
     BlobError,
     FrontendError,
     InputError,
@@ -10,10 +12,18 @@ from nnkiln.ir.errors import (
     NnkilnError,
     NotExecutableError,
     PassError,
-    ShapeError,
     TosaUnpredictable,
-    VerifyError,
 )
+
+
+def __getattr__(name: str) -> Any:
+    # VerifyError/ShapeError derive from xDSL's VerifyException: imported on first use so that
+    # `nnkiln.runtime` (which must not import xDSL) can import this package.
+    if name in ("VerifyError", "ShapeError"):
+        from nnkiln.ir import errors
+
+        return getattr(errors, name)
+    raise AttributeError(f"module 'nnkiln' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 

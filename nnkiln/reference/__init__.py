@@ -1,47 +1,26 @@
 """The reference interpreter: executes tosa-level IR with bit-exact numpy kernels (spec pseudocode).
 
 ``run(module, inputs)`` is the entry point (see ``nnkiln.reference.interpreter`` for the input/output
-naming convention). Importing this package registers every kernel module with the registry.
+naming convention). Kernel modules are grouped by spec chapter (``tensor_ops`` §2.3, ``activation``
+§2.4, ``elementwise`` §2.5–2.8, ``reduction`` §2.9, ``data_layout`` §2.10, ``scatter_gather`` §2.11,
+``image`` §2.12, ``type_conversion`` §2.13, ``data_nodes`` §2.14, ``control_flow`` §2.16) and register
+themselves with ``nnkiln.reference.registry``. The numeric kernels import no xDSL, so the runtime can
+reuse them; importing this package does not import xDSL until ``run`` & co. are used.
 """
 
 from __future__ import annotations
 
-import importlib
+from typing import Any
 
-_KERNEL_MODULES = (
-    "elementwise",
-    "reduction",
-    "data_layout",
-    "scatter_gather",
-    "data_nodes",
-    "control_flow",
-    "scaling",
-    "tensor_ops",
-    "activation",
-    "type_conversion",
-    "image",
-)
+_API = ("run", "input_names", "output_names", "register_custom", "load_inputs", "save_outputs", "entry_function")
 
 
-def _load_kernels() -> None:
-    for name in _KERNEL_MODULES:
-        full = f"{__name__}.{name}"
-        try:
-            importlib.import_module(full)
-        except ModuleNotFoundError as err:
-            if err.name != full:  # a missing dependency inside an existing module is a real error
-                raise
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from nnkiln.reference import interpreter
+
+        return getattr(interpreter, name)
+    raise AttributeError(f"module 'nnkiln.reference' has no attribute {name!r}")
 
 
-_load_kernels()
-
-from nnkiln.reference.interpreter import (  # noqa: E402
-    input_names,
-    load_inputs,
-    output_names,
-    register_custom,
-    run,
-    save_outputs,
-)
-
-__all__ = ["run", "input_names", "output_names", "register_custom", "load_inputs", "save_outputs"]
+__all__ = list(_API)

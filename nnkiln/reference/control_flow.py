@@ -13,20 +13,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnkiln.ir.errors import NotExecutableError
+from nnkiln.errors import NotExecutableError
 from nnkiln.reference.registry import KernelCall, kernel
 
 
 def _truth(call: KernelCall, value: np.ndarray) -> bool:
     arr = np.asarray(value)
     if arr.size != 1:
-        raise NotExecutableError(f"'{call.op.name}': the condition has {arr.size} elements; it must be one bool")
+        raise NotExecutableError(f"'{call.name}': the condition has {arr.size} elements; it must be one bool")
     return bool(arr.reshape(-1)[0])
 
 
 def _need_regions(call: KernelCall) -> None:
     if call.run_region is None:
-        raise NotExecutableError(f"'{call.op.name}' needs the interpreter to run its regions")
+        raise NotExecutableError(f"'{call.name}' needs the interpreter to run its regions")
 
 
 @kernel("tosa.cond_if")

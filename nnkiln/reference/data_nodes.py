@@ -6,7 +6,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 
 from nnkiln.ir.elements import to_numpy
-from nnkiln.ir.errors import NotExecutableError
+from nnkiln.errors import NotExecutableError
 from nnkiln.reference.registry import KernelCall, kernel
 
 
@@ -34,6 +34,6 @@ def const_declare(call: KernelCall) -> list[np.ndarray]:
     (``DeclareOp.read()`` of the const dialect)."""
     read = getattr(call.op, "read", None)
     if read is None:
-        raise NotExecutableError(f"'{call.op.name}' cannot be read (the const dialect has no read())")
+        raise NotExecutableError(f"'{call.name}' cannot be read (the const dialect has no read())")
     data = np.asarray(read())
     return [data.astype(call.out_dtypes[0], copy=False).reshape(call.out_shapes[0])]

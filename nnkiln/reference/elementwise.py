@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from nnkiln.dialects.tosa.base import Kind
+from nnkiln.kinds import Kind
 from nnkiln.reference.registry import KernelCall, kernel, unpredictable_if
 from nnkiln.reference.scaling import apply_lookup, count_leading_zeros, rounding_right_shift
 
@@ -49,7 +49,7 @@ def _range(call: KernelCall, slot: int = 0) -> tuple[int, int]:
 def _checked(call: KernelCall, value: np.ndarray, rule: str) -> np.ndarray:
     """REQUIRE the int64 ``value`` fits the output type, then narrow it."""
     lo, hi = _range(call)
-    unpredictable_if((value < lo) | (value > hi), call.op.name, rule)
+    unpredictable_if((value < lo) | (value > hi), call.name, rule)
     return value.astype(call.out_dtypes[0])
 
 
@@ -84,7 +84,7 @@ def arithmetic_right_shift(call: KernelCall) -> list[np.ndarray]:
     """ARITHMETIC_RIGHT_SHIFT (§2.5.2): floor shift, +1 when ``round`` and bit (shift-1) is set."""
     a, b = (_wide(x) for x in call.inputs)
     bits = call.out_kinds[0].bits
-    unpredictable_if((b < 0) | (b > bits - 1), call.op.name, f"0 <= shift <= {bits - 1} for {call.out_kinds[0].value}")
+    unpredictable_if((b < 0) | (b > bits - 1), call.name, f"0 <= shift <= {bits - 1} for {call.out_kinds[0].value}")
     result = a >> b
     if call.attrs.get("round", False):
         result = result + ((b > 0) & (((a >> np.maximum(b - 1, 0)) & 1) != 0))
@@ -117,11 +117,11 @@ def bitwise_xor(call: KernelCall) -> list[np.ndarray]:
 def intdiv(call: KernelCall) -> list[np.ndarray]:
     """INTDIV (§2.5.6): truncates toward zero; REQUIRE divisor != 0 and the quotient fits."""
     a, b = (_wide(x) for x in call.inputs)
-    unpredictable_if(b == 0, call.op.name, "value2 != 0")
+    unpredictable_if(b == 0, call.name, "value2 != 0")
     q = np.abs(a) // np.abs(b)
     q = np.where((a < 0) != (b < 0), -q, q)
     _, hi = _range(call)
-    unpredictable_if(q > hi, call.op.name, "(int64_t)value1 / value2 <= maximum<int32_t>")
+    unpredictable_if(q > hi, call.name, "(int64_t)value1 / value2 <= maximum<int32_t>")
     return [q.astype(call.out_dtypes[0])]
 
 
@@ -148,7 +148,7 @@ def logical_left_shift(call: KernelCall) -> list[np.ndarray]:
     """LOGICAL_LEFT_SHIFT (§2.5.8): REQUIRE 0 <= shift <= 31 for every type; the result keeps the low
     bits of the type (shifts past the width give 0)."""
     a, b = (_wide(x) for x in call.inputs)
-    unpredictable_if((b < 0) | (b > 31), call.op.name, "0 <= value2 <= 31")
+    unpredictable_if((b < 0) | (b > 31), call.name, "0 <= value2 <= 31")
     # |a| < 2^31 and b <= 31: the int64 product never overflows; astype keeps the low bits.
     return [(a << b).astype(call.out_dtypes[0])]
 
@@ -161,7 +161,7 @@ def logical_right_shift(call: KernelCall) -> list[np.ndarray]:
     """LOGICAL_RIGHT_SHIFT (§2.5.9): ``(unsigned in_out_t)value1 >> value2``, REQUIRE 0 <= shift <= 31."""
     a, b = call.inputs
     bw = _wide(b)
-    unpredictable_if((bw < 0) | (bw > 31), call.op.name, "0 <= value2 <= 31")
+    unpredictable_if((bw < 0) | (bw > 31), call.name, "0 <= value2 <= 31")
     unsigned = a.astype(_UNSIGNED[call.out_kinds[0]]).astype(np.uint64)
     result = unsigned >> bw.astype(np.uint64)
     return [result.astype(_UNSIGNED[call.out_kinds[0]]).astype(call.out_dtypes[0])]
@@ -216,7 +216,7 @@ def mul(call: KernelCall) -> list[np.ndarray]:
         shift = int(call.inputs[2].reshape(-1)[0]) if len(call.inputs) > 2 else 0
     if call.in_kinds[0] is Kind.I32 and shift > 0:
         result = rounding_right_shift(product, shift)
-        unpredictable_if((result < _INT32_MIN) | (result > _INT32_MAX), call.op.name, "shifted product fits int32")
+        unpredictable_if((result < _INT32_MIN) | (result > _INT32_MAX), call.name, "shifted product fits int32")
         return [result.astype(np.int32)]
     return [product.astype(np.int32)]
 
@@ -234,9 +234,9 @@ def table(call: KernelCall) -> list[np.ndarray]:
     x, tab = call.inputs[:2]
     tab = tab.reshape(-1)
     if call.in_kinds[0] is Kind.I8:
-        unpredictable_if(tab.size != 256, call.op.name, "length(table) == 256")
+        unpredictable_if(tab.size != 256, call.name, "length(table) == 256")
         return [tab[x.astype(np.int32) + 128].astype(call.out_dtypes[0], copy=False)]
-    return [np.asarray(apply_lookup(tab, x, call.op.name)).astype(call.out_dtypes[0], copy=False)]
+    return [np.asarray(apply_lookup(tab, x, call.name)).astype(call.out_dtypes[0], copy=False)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -250,7 +250,7 @@ def abs_(call: KernelCall) -> list[np.ndarray]:
     if _is_float(call):
         return _float_op(call, np.abs)
     (x,) = call.inputs
-    unpredictable_if(x == _INT32_MIN, call.op.name, "apply_sub(0, value1): result fits int32")
+    unpredictable_if(x == _INT32_MIN, call.name, "apply_sub(0, value1): result fits int32")
     return [np.abs(x).astype(call.out_dtypes[0], copy=False)]
 
 
@@ -305,7 +305,7 @@ def negate(call: KernelCall) -> list[np.ndarray]:
     (x,) = call.inputs
     value = _wide(x) - int(call.attrs.get("input1_zp", 0) or 0)
     value = -value
-    unpredictable_if((value < _INT32_MIN) | (value > _INT32_MAX), call.op.name, "apply_sub<int32_t>(0, value) fits int32")
+    unpredictable_if((value < _INT32_MIN) | (value > _INT32_MAX), call.name, "apply_sub<int32_t>(0, value) fits int32")
     value = value + int(call.attrs.get("output_zp", 0) or 0)
     lo, hi = _range(call)
     return [np.clip(value, lo, hi).astype(call.out_dtypes[0])]

@@ -44,7 +44,9 @@ from xdsl.utils.exceptions import VerifyException
 from nnkiln.dialects.tosa.base import Kind, kind_of
 from nnkiln.ir.elements import dtype_of
 from nnkiln.ir.errors import InputError, NotExecutableError, VerifyError
-from nnkiln.reference.registry import KERNELS, Kernel, make_call
+from nnkiln.reference.registry import KERNELS, Kernel, load_kernels, make_call
+
+load_kernels()
 
 NAME_ATTR = "nnkiln.name"
 """The ``arg_attrs``/``res_attrs`` key that names a function input or output."""

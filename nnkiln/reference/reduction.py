@@ -75,6 +75,6 @@ def reduce_sum(call: KernelCall) -> list[np.ndarray]:
         return [out.astype(call.out_dtypes[0], copy=False)]
     lo, hi = call.out_kinds[0].int_range
     running = np.cumsum(x, axis=axis, dtype=np.int64)
-    unpredictable_if((running < lo) | (running > hi), call.op.name, "apply_add: every partial sum fits int32")
+    unpredictable_if((running < lo) | (running > hi), call.name, "apply_add: every partial sum fits int32")
     total = np.take(running, [x.shape[axis] - 1], axis=axis)
     return [total.astype(call.out_dtypes[0])]

@@ -14,29 +14,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.ir import Operation
 
-from nnkiln.dialects.tosa.base import Kind, kind_of
-from nnkiln.ir.elements import dtype_of
-from nnkiln.ir.errors import TosaUnpredictable
+from nnkiln.errors import TosaUnpredictable
+from nnkiln.kinds import Kind
 
 
 @dataclass
 class KernelCall:
-    """Everything a kernel needs about one op execution."""
+    """Everything a kernel needs about one op execution (no xDSL types: the runtime builds these too)."""
 
-    op: Operation
+    name: str
+    """The op name, e.g. ``tosa.conv2d`` (used in REQUIRE messages)."""
     inputs: list[np.ndarray]
     attrs: dict[str, Any]
     out_kinds: list[Kind]
     out_dtypes: list[np.dtype]
     out_shapes: list[tuple[int, ...]]
+    in_kinds: list[Kind | None] = field(default_factory=list)
+    op: Any = None
+    """The xDSL op when called by the interpreter (control flow, constants); ``None`` in the runtime."""
     run_region: Callable[[int, Sequence[np.ndarray]], list[np.ndarray]] | None = field(default=None)
     """For control flow: run region ``i`` of the op on the given arguments, returning its yielded values."""
-
-    @property
-    def in_kinds(self) -> list[Kind]:
-        return [kind_of(v.type) for v in self.op.operands]  # type: ignore[misc]
 
 
 Kernel = Callable[[KernelCall], list[np.ndarray]]
@@ -60,10 +58,12 @@ def unpredictable_if(cond: bool | np.bool_ | np.ndarray, op_name: str, rule: str
         raise TosaUnpredictable(f"'{op_name}': REQUIRE failed: {rule}")
 
 
-def make_call(op: Operation, inputs: list[np.ndarray]) -> KernelCall:
+def make_call(op: Any, inputs: list[np.ndarray]) -> KernelCall:
+    """The call of an xDSL op (used by the interpreter and constant folding)."""
     from xdsl.dialects.builtin import TensorType
 
-    from nnkiln.dialects.tosa.base import TosaOp, from_attr
+    from nnkiln.dialects.tosa.base import TosaOp, from_attr, kind_of
+    from nnkiln.ir.elements import dtype_of
 
     out_types = [r.type for r in op.results]
     if isinstance(op, TosaOp):
@@ -71,10 +71,37 @@ def make_call(op: Operation, inputs: list[np.ndarray]) -> KernelCall:
     else:
         attrs = {k: from_attr(a) for k, a in op.properties.items()}
     return KernelCall(
+        name=op.name,
         op=op,
+        in_kinds=[kind_of(v.type) for v in op.operands],
         inputs=inputs,
         attrs=attrs,
         out_kinds=[kind_of(t) for t in out_types],  # type: ignore[misc]
         out_dtypes=[dtype_of(t.element_type) for t in out_types if isinstance(t, TensorType)],
         out_shapes=[tuple(t.get_shape()) for t in out_types if isinstance(t, TensorType)],
     )
+
+
+NUMERIC_KERNEL_MODULES = (
+    "elementwise",
+    "reduction",
+    "data_layout",
+    "scatter_gather",
+    "tensor_ops",
+    "activation",
+    "type_conversion",
+    "image",
+)
+"""Kernel modules free of xDSL (the runtime may load these alone)."""
+
+IR_KERNEL_MODULES = ("data_nodes", "control_flow")
+"""Kernel modules that need the IR (constants, regions)."""
+
+
+def load_kernels(with_ir: bool = True) -> dict[str, Kernel]:
+    """Import the kernel modules so they register themselves; returns the registry."""
+    import importlib
+
+    for name in NUMERIC_KERNEL_MODULES + (IR_KERNEL_MODULES if with_ir else ()):
+        importlib.import_module(f"nnkiln.reference.{name}")
+    return KERNELS

@@ -14,7 +14,7 @@ from nnkiln.reference.registry import KernelCall, kernel, unpredictable_if
 
 def _check_indices(call: KernelCall, indices: np.ndarray, k: int) -> np.ndarray:
     idx = indices.astype(np.int64)
-    unpredictable_if((idx < 0) | (idx >= k), call.op.name, f"0 <= k < K (K = {k})")
+    unpredictable_if((idx < 0) | (idx >= k), call.name, f"0 <= k < K (K = {k})")
     return idx
 
 
@@ -34,7 +34,7 @@ def scatter(call: KernelCall) -> list[np.ndarray]:
     idx = _check_indices(call, indices, values_in.shape[1])
     if idx.shape[1] > 1:
         ordered = np.sort(idx, axis=1)
-        unpredictable_if(ordered[:, 1:] == ordered[:, :-1], call.op.name, "output_modified[n, k, c] == false (an index repeats)")
+        unpredictable_if(ordered[:, 1:] == ordered[:, :-1], call.name, "output_modified[n, k, c] == false (an index repeats)")
     out = np.array(values_in, copy=True)
     batch = np.arange(values_in.shape[0])[:, None]
     out[batch, idx] = data

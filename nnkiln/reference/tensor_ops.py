@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.dialects.tosa.base import Kind
+from nnkiln.kinds import Kind
 from nnkiln.reference.registry import KernelCall, kernel, unpredictable_if
 from nnkiln.reference.scaling import apply_scale_32, reciprocal_scale
 

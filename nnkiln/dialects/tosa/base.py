@@ -48,6 +48,7 @@ from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, opt_prop_def, prop_def
 from xdsl.traits import Pure
 
 from nnkiln.ir.errors import ShapeError, VerifyError
+from nnkiln.kinds import FLOAT_KINDS, Kind
 
 Shape = tuple[int, ...]
 
@@ -57,53 +58,6 @@ class Profile(Enum):
 
     BI = "BI"
     MI = "MI"
-
-
-class Kind(Enum):
-    """Element kinds of spec Table 4 (number formats), by storage type."""
-
-    BOOL = "bool"
-    I4 = "i4"
-    I8 = "i8"
-    I16 = "i16"
-    I32 = "i32"
-    I48 = "i48"
-    U8 = "u8"
-    U16 = "u16"
-    F16 = "f16"
-    BF16 = "bf16"
-    F32 = "f32"
-
-    @property
-    def is_float(self) -> bool:
-        return self in (Kind.F16, Kind.BF16, Kind.F32)
-
-    @property
-    def is_int(self) -> bool:
-        return not self.is_float and self is not Kind.BOOL
-
-    @property
-    def bits(self) -> int:
-        return {"bool": 1, "i4": 4, "i8": 8, "i16": 16, "i32": 32, "i48": 48, "u8": 8, "u16": 16,
-                "f16": 16, "bf16": 16, "f32": 32}[self.value]
-
-    @property
-    def int_range(self) -> tuple[int, int]:
-        """minimum<T>, maximum<T> of spec Table 4 (int4 is symmetric: [-7, 7])."""
-        if self is Kind.I4:
-            return -7, 7
-        if self is Kind.U8:
-            return 0, 255
-        if self is Kind.U16:
-            return 0, 65535
-        if self is Kind.BOOL:
-            return 0, 1
-        if self.is_int:
-            return -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
-        raise ValueError(f"{self.value} is not an integer kind")
-
-
-FLOAT_KINDS = (Kind.F16, Kind.BF16, Kind.F32)
 
 
 def kind_of(t: Attribute) -> Kind | None:
@@ -338,12 +292,26 @@ class TosaOp(IRDLOperation):
         try:
             if self.TYPE_MODES:
                 self.type_mode()
+            self.verify_per_axis_types()
             attrs = self.attr_values()
             self.check(**attrs)
             self.verify_shapes(attrs)
         except VerifyError as err:
             err.op_name = self.name
             raise
+
+    def verify_per_axis_types(self) -> None:
+        """Per-axis quantized element types must fit their tensor's shape (quantized dim, scale count)."""
+        for v in (*self.operands, *self.results):
+            t = v.type
+            check = getattr(getattr(t, "element_type", None), "check_shape", None)
+            if check is not None and isinstance(t, TensorType):
+                try:
+                    check(tuple(t.get_shape()))
+                except VerifyError:
+                    raise
+                except Exception as err:  # the quant type reports with its own exception type
+                    raise VerifyError(str(err), rule="per-axis quantization fits the shape") from None
 
     def verify_shapes(self, attrs: Mapping[str, Any]) -> None:
         shapes = [shape_of(v) for v in self.operands]

@@ -37,10 +37,10 @@ class FoldConstants(ModulePass):
     max_elements: int = 1 << 24
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        import nnkiln.reference  # noqa: F401  (registers the kernels)
         from nnkiln.dialects.tosa.ops_data_nodes import ConstOp
-        from nnkiln.reference.registry import KERNELS, make_call
+        from nnkiln.reference.registry import KERNELS, load_kernels, make_call
 
+        load_kernels()
         for inner in list(op.walk()):
             if not self._foldable(inner, KERNELS):
                 continue

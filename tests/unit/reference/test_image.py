@@ -93,7 +93,7 @@ def test_resize_kernel_bf16() -> None:
     x = _img(np.float32).astype(ml_dtypes.bfloat16)
     attrs = {"output_size": (3, 3), "stride": (0.5, 0.5), "offset": (0.0, 0.0), "border": (0, 0), "shift": 0,
              "mode": ResizeMode.BILINEAR}
-    call = KernelCall(op=None, inputs=[x], attrs=attrs, out_kinds=[Kind.BF16],  # type: ignore[arg-type]
+    call = KernelCall(name="test", inputs=[x], attrs=attrs, out_kinds=[Kind.BF16],
                       out_dtypes=[np.dtype(ml_dtypes.bfloat16)], out_shapes=[(1, 3, 3, 1)])
     out = KERNELS["tosa.resize"](call)[0]
     assert out.dtype == np.dtype(ml_dtypes.bfloat16)

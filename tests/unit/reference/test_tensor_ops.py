@@ -30,7 +30,7 @@ RNG = np.random.default_rng(1234)
 
 
 def _call(op: str, inputs: list[np.ndarray], attrs: dict, kinds: list[Kind], dtypes: list, shapes=None):
-    call = KernelCall(op=None, inputs=inputs, attrs=attrs, out_kinds=kinds,  # type: ignore[arg-type]
+    call = KernelCall(name="test", inputs=inputs, attrs=attrs, out_kinds=kinds,
                       out_dtypes=[np.dtype(d) for d in dtypes], out_shapes=shapes or [])
     return KERNELS[op](call)
 

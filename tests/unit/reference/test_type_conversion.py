@@ -16,7 +16,7 @@ BF16 = ml_dtypes.bfloat16
 
 
 def _call(op: str, inputs, attrs, kind: Kind, dtype):
-    call = KernelCall(op=None, inputs=inputs, attrs=attrs, out_kinds=[kind],  # type: ignore[arg-type]
+    call = KernelCall(name="test", inputs=inputs, attrs=attrs, out_kinds=[kind],
                       out_dtypes=[np.dtype(dtype)], out_shapes=[inputs[0].shape])
     return KERNELS[op](call)[0]
 

@@ -1,0 +1,667 @@
+"""ONNX Conv, ConvTranspose, MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, Gemm and
+MatMul → TOSA 0.30 (part of the ``nn`` family, imported by ``nn``).
+
+Layout: ONNX feature maps are N C D1..Dk; TOSA's CONV2D / CONV3D / DEPTHWISE_CONV2D /
+TRANSPOSE_CONV2D / AVG_POOL2D / MAX_POOL2D are channels-last. Each lowering transposes the input to
+N D1..Dk C, runs the op and transposes back (back-to-back pairs are removed by a later pass). 1-D
+ops run as 2-D ops with H = 1 (RESHAPE [N,L,C] ↔ [N,1,L,C]).
+
+Output sizes: ONNX divides with floor (or ceil with ``ceil_mode``); TOSA requires the division to
+be exact (spec §2.3, ``idiv_check``). The end padding is therefore adjusted so that the last window
+ends exactly at the padded edge: rows a floor division never reads are removed by trimming the end
+padding and, when that is not enough, by a SLICE of the input; ceil mode adds end padding (which the
+pools ignore — MAX_POOL2D never sees padding, AVG_POOL2D excludes it from the divisor).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from nnkiln.frontends.common.broadcast import reshape
+from nnkiln.frontends.common.layout import channels_first_perm, channels_last_perm, transpose, transpose_const
+from nnkiln.frontends.common.padding import auto_pad_pairs, onnx_pads_to_pairs
+from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
+from nnkiln.frontends.onnx.lowerings import lowering
+from nnkiln.frontends.onnx.lowerings.nn import (
+    add,
+    const_like,
+    etype,
+    mul,
+    np_dtype,
+    scalar,
+    shape_of,
+    single_output,
+    value_of,
+)
+from nnkiln.dialects.tosa.base import Kind
+
+Result = list[TensorValue | SSAValue | np.ndarray]
+CONV_KINDS = (Kind.F32, Kind.F16)
+
+
+# ------------------------------------------------------------------------------------------------
+# geometry
+
+
+def window_geometry(size: int, kernel: int, stride: int, dilation: int, begin: int, end: int,
+                    ceil_mode: bool) -> tuple[int, int]:
+    """ONNX output size of a conv/pool axis and the end padding that makes TOSA's division exact.
+
+    ``out = floor_or_ceil((size + begin + end - eff) / stride) + 1`` with ``eff = (kernel-1)*dilation+1``;
+    in ceil mode a last window starting at or after ``size + begin`` (entirely in the end padding) is
+    dropped, as ONNX specifies. Returns (out, end padding); a negative end padding means the last
+    ``-end`` input rows are never read.
+    """
+    eff = (kernel - 1) * dilation + 1
+    span = size + begin + end - eff
+    if span < 0:
+        return 0, 0
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + begin:
+        out -= 1
+    return out, (out - 1) * stride + eff - size - begin
+
+
+def spatial_attrs(ctx: NodeContext, in_sizes: Sequence[int], kernel: Sequence[int]
+                  ) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    """(strides, dilations, (begin, end) pads) of a conv/pool node, ``auto_pad`` resolved."""
+    k = len(in_sizes)
+    strides = [int(s) for s in (ctx.attr("strides") or [1] * k)]
+    dilations = [int(d) for d in (ctx.attr("dilations") or [1] * k)]
+    if len(strides) != k or len(dilations) != k:
+        raise ctx.error(f"strides {strides} / dilations {dilations} do not have {k} values")
+    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        pairs = auto_pad_pairs(auto_pad, in_sizes, kernel, strides, dilations)
+    elif auto_pad == "VALID":
+        pairs = [(0, 0)] * k
+    elif auto_pad == "NOTSET":
+        try:
+            pairs = onnx_pads_to_pairs(ctx.attr("pads") or [], k)
+        except ValueError as err:
+            raise ctx.error(str(err)) from None
+    else:
+        raise ctx.error(f"auto_pad '{auto_pad}' is not supported")
+    if any(b < 0 or e < 0 for b, e in pairs):
+        raise ctx.error(f"negative pads {pairs} are not supported")
+    return strides, dilations, pairs
+
+
+def to_channels_last(ctx: NodeContext, x: SSAValue) -> SSAValue:
+    """N C D1..Dk → N D1..Dk C (1-D: → N 1 L C)."""
+    shape = shape_of(x)
+    y = transpose(ctx.g, x, channels_last_perm(len(shape)))
+    if len(shape) == 3:
+        y = reshape(ctx.g, y, (shape[0], 1, shape[2], shape[1]))
+    return y
+
+
+def to_channels_first(ctx: NodeContext, y: SSAValue, spatial: int) -> SSAValue:
+    """Inverse of ``to_channels_last`` for an op with ``spatial`` spatial axes."""
+    shape = shape_of(y)
+    if spatial == 1:
+        y = reshape(ctx.g, y, (shape[0], shape[2], shape[3]))
+    return transpose(ctx.g, y, channels_first_perm(len(shape_of(y))))
+
+
+def slice_value(ctx: NodeContext, x: SSAValue, start: Sequence[int], size: Sequence[int]) -> SSAValue:
+    from nnkiln.dialects.tosa.ops_data_layout import SliceOp
+
+    if tuple(start) == (0,) * len(start) and tuple(size) == shape_of(x):
+        return x
+    if len(size) > 4:
+        raise ctx.error(f"slicing a rank-{len(size)} tensor is not supported (TOSA 0.30 SLICE takes rank <= 4)")
+    return ctx.g.value(SliceOp, [x], etype(x), start=list(start), size=list(size))
+
+
+def pad_value(ctx: NodeContext, x: SSAValue, pairs: Sequence[tuple[int, int]], value: float = 0.0) -> SSAValue:
+    from nnkiln.dialects.tosa.ops_data_layout import PadOp
+
+    if all(b == 0 and e == 0 for b, e in pairs):
+        return x
+    flat = [int(p) for pair in pairs for p in pair]
+    return ctx.g.value(PadOp, [x], etype(x), padding=flat, pad_const=float(value))
+
+
+def trim_input(ctx: NodeContext, x: SSAValue, ends: Sequence[int]) -> tuple[SSAValue, list[int]]:
+    """Slice off never-read trailing rows of channels-last ``x`` (spatial axes 1..k) where the needed
+    end padding is negative; returns the input and the non-negative end paddings."""
+    shape = shape_of(x)
+    k = len(ends)
+    offset = len(shape) - 1 - k  # 1-D runs as [N,1,L,C]: the spatial axes are the last k before C
+    size = list(shape)
+    for i, e in enumerate(ends):
+        if e < 0:
+            size[offset + i] += e
+    x = slice_value(ctx, x, [0] * len(shape), size)
+    return x, [max(e, 0) for e in ends]
+
+
+def _conv_kind(ctx: NodeContext, v: TensorValue) -> None:
+    if v.kind not in CONV_KINDS:
+        raise ctx.error(f"{v.kind.value} tensors are not supported (TOSA 0.30 float convolutions, pools and "
+                        f"matmuls are fp32 or fp16 in and out; integer forms are ConvInteger/QLinear*)")
+
+
+def _weight(ctx: NodeContext, i: int, perm: Sequence[int], shape: Sequence[int] | None = None) -> SSAValue:
+    """Weight input ``i`` permuted by ``perm`` and optionally reshaped (numpy for constants, else IR)."""
+    v = ctx.input(i)
+    if v.is_const:
+        arr = np.asarray(v.const).astype(np_dtype(v.kind))
+        if shape is not None:
+            arr = arr.reshape(shape)
+        return const_like(ctx.g, transpose_const(arr, perm), value_of(ctx, ctx.input(0)))
+    w = value_of(ctx, v)
+    if shape is not None:
+        w = reshape(ctx.g, w, shape)
+    return transpose(ctx.g, w, perm)
+
+
+def _bias(ctx: NodeContext, i: int, channels: int, like: SSAValue) -> SSAValue:
+    if ctx.has_input(i):
+        b = ctx.input(i)
+        if b.shape != (channels,):
+            raise ctx.error(f"bias has shape {list(b.shape)}, expected [{channels}]")
+        if b.is_const:
+            return const_like(ctx.g, b.const, like)
+        return value_of(ctx, b)
+    return const_like(ctx.g, np.zeros(channels), like)
+
+
+# ------------------------------------------------------------------------------------------------
+# Conv
+
+
+@lowering("Conv")
+def Conv(ctx: NodeContext) -> Result:
+    """Conv (opsets 1, 11, 22): 1-D as CONV2D with H = 1, 2-D as CONV2D, 3-D as CONV3D; ``group`` 1 is
+    one convolution, ``group == C`` (channel multiplier M/C) is DEPTHWISE_CONV2D, other group counts
+    are per-group CONV2Ds joined by CONCAT. The bias is optional (zeros). Weights M C/g K.. are
+    transposed to OHWI (depthwise: HWCM) at import when constant, with TRANSPOSE otherwise."""
+    from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
+    from nnkiln.dialects.tosa.ops_tensor import Conv2DOp, Conv3DOp, DepthwiseConv2DOp
+
+    xv, wv = ctx.input(0), ctx.input(1)
+    _conv_kind(ctx, xv)
+    k = xv.rank - 2
+    if k not in (1, 2, 3) or wv.rank != xv.rank:
+        raise ctx.error(f"a Conv with input rank {xv.rank} is not supported (1-D, 2-D and 3-D only)")
+    kernel = list(wv.shape[2:])
+    ks = ctx.attr("kernel_shape")
+    if ks is not None and list(ks) != kernel:
+        raise ctx.error(f"kernel_shape {ks} does not match the weight shape {list(wv.shape)}")
+    in_sizes = list(xv.shape[2:])
+    strides, dilations, pairs = spatial_attrs(ctx, in_sizes, kernel)
+    group = int(ctx.attr("group", 1))
+    c_in, m_out = xv.shape[1], wv.shape[0]
+    if group < 1 or c_in % group or m_out % group or wv.shape[1] * group != c_in:
+        raise ctx.error(f"group {group} does not fit input channels {c_in} and weight {list(wv.shape)}")
+    geo = [window_geometry(s, kk, st, d, b, e, False) for s, kk, st, d, (b, e) in
+           zip(in_sizes, kernel, strides, dilations, pairs)]
+    if any(o < 1 for o, _ in geo):
+        raise ctx.error(f"the kernel {kernel} is larger than the padded input {in_sizes}")
+    x = to_channels_last(ctx, value_of(ctx, xv))
+    x, ends = trim_input(ctx, x, [e for _, e in geo])
+    begins = [b for b, _ in pairs]
+    if k == 1:
+        kernel, strides, dilations, begins, ends = [1] + kernel, [1] + strides, [1] + dilations, [0] + begins, [0] + ends
+    pad = [p for b, e in zip(begins, ends) for p in (b, e)]
+    et = etype(x)
+    if k == 3:
+        if group != 1:
+            raise ctx.error("a grouped 3-D Conv is not supported (TOSA 0.30 has no grouped or depthwise CONV3D)")
+        w = _weight(ctx, 1, (0, 2, 3, 4, 1))
+        y = ctx.g.value(Conv3DOp, [x, w, _bias(ctx, 2, m_out, x)], et, pad=pad, stride=strides,
+                        dilation=dilations, input_zp=0, weight_zp=0)
+        return [to_channels_first(ctx, y, 3)]
+    w_shape4 = (m_out, wv.shape[1], *kernel)  # 1-D weights gain KH = 1
+    attrs = dict(pad=pad, stride=strides, dilation=dilations, input_zp=0, weight_zp=0)
+    if group == 1:
+        w = _weight(ctx, 1, (0, 2, 3, 1), w_shape4)
+        y = ctx.g.value(Conv2DOp, [x, w, _bias(ctx, 2, m_out, x)], et, **attrs)
+    elif group == c_in:
+        mult = m_out // c_in
+        w = _weight(ctx, 1, (2, 3, 0, 1), (c_in, mult, *kernel))
+        y = ctx.g.value(DepthwiseConv2DOp, [x, w, _bias(ctx, 2, m_out, x)], et, **attrs)
+    else:
+        cg, mg = c_in // group, m_out // group
+        w = _weight(ctx, 1, (0, 2, 3, 1), w_shape4)  # [M, KH, KW, C/g]
+        bias = _bias(ctx, 2, m_out, x)
+        xs = shape_of(x)
+        parts = []
+        for gi in range(group):
+            xg = slice_value(ctx, x, [0, 0, 0, gi * cg], [xs[0], xs[1], xs[2], cg])
+            wsh = shape_of(w)
+            wg = slice_value(ctx, w, [gi * mg, 0, 0, 0], [mg, *wsh[1:]])
+            bg = slice_value(ctx, bias, [gi * mg], [mg])
+            parts.append(ctx.g.value(Conv2DOp, [xg, wg, bg], et, **attrs))
+        y = ctx.g.value(ConcatOp, [parts], et, axis=3)
+    return [to_channels_first(ctx, y, k)]
+
+
+# ------------------------------------------------------------------------------------------------
+# ConvTranspose
+
+
+def _dilate_kernel(w: np.ndarray, dilations: Sequence[int]) -> np.ndarray:
+    """Insert d-1 zeros between the taps of the spatial axes (axes 2..) of ``w``."""
+    for i, d in enumerate(dilations):
+        if d > 1:
+            ax = 2 + i
+            n = w.shape[ax]
+            shape = list(w.shape)
+            shape[ax] = (n - 1) * d + 1
+            out = np.zeros(shape, dtype=w.dtype)
+            idx = [slice(None)] * w.ndim
+            idx[ax] = slice(None, None, d)
+            out[tuple(idx)] = w
+            w = out
+    return w
+
+
+@lowering("ConvTranspose")
+def ConvTranspose(ctx: NodeContext) -> Result:
+    """ConvTranspose (opsets 1, 11, 22) as TRANSPOSE_CONV2D (1-D with H = 1; 3-D is not supported:
+    TOSA 0.30 has no 3-D transposed convolution).
+
+    ONNX places ``x[iy]·w[ky]`` at ``oy = iy·s + ky·d − pad_begin`` and the output size is
+    ``s·(in−1) + output_padding + (K−1)·d + 1 − pad_begin − pad_end`` (or ``output_shape``, whose
+    padding split follows ``auto_pad``: SAME_UPPER puts the odd unit at the end, otherwise at the
+    begin). TRANSPOSE_CONV2D computes ``oy = iy·stride − out_pad_top + ky`` over ``(in−1)·s + K``
+    rows minus ``out_pad_top + out_pad_bottom``: out_pad_top = pad_begin, out_pad_bottom = pad_end −
+    output_padding. Where those are negative (rows that only receive the bias), the op runs with
+    zero crop and zero bias, the result is PADded with zeros and the bias is ADDed.
+
+    Decision: dilations > 1 use a constant kernel with d−1 zero taps inserted between taps (exact for
+    finite inputs; an inf/NaN input also poisons the zero taps' positions). Groups run as per-group
+    TRANSPOSE_CONV2Ds joined by CONCAT.
+    """
+    from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
+    from nnkiln.dialects.tosa.ops_tensor import TransposeConv2DOp
+
+    xv, wv = ctx.input(0), ctx.input(1)
+    _conv_kind(ctx, xv)
+    k = xv.rank - 2
+    if k not in (1, 2) or wv.rank != xv.rank:
+        raise ctx.error(f"a ConvTranspose with {k} spatial axes is not supported (1-D and 2-D only)")
+    in_sizes = list(xv.shape[2:])
+    kernel = list(wv.shape[2:])
+    strides = [int(s) for s in (ctx.attr("strides") or [1] * k)]
+    dilations = [int(d) for d in (ctx.attr("dilations") or [1] * k)]
+    out_padding = [int(p) for p in (ctx.attr("output_padding") or [0] * k)][:k]
+    group = int(ctx.attr("group", 1))
+    c_in = xv.shape[1]
+    if group < 1 or c_in % group or wv.shape[0] != c_in:
+        raise ctx.error(f"group {group} does not fit input channels {c_in} and weight {list(wv.shape)}")
+    m_out = wv.shape[1] * group
+    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
+    pads = ctx.attr("pads")
+    out_shape = ctx.attr("output_shape")
+    if out_shape is not None:
+        out_shape = [int(s) for s in out_shape][-k:]
+    effs = [(kk - 1) * d + 1 for kk, d in zip(kernel, dilations)]
+    fulls = [s * (i - 1) + op + e for s, i, op, e in zip(strides, in_sizes, out_padding, effs)]
+    if pads is None and (out_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER")):
+        if out_shape is None:
+            out_shape = [i * s for i, s in zip(in_sizes, strides)]
+        pairs = []
+        for full, o in zip(fulls, out_shape):
+            total = full - o
+            if auto_pad == "SAME_UPPER":
+                pairs.append((total // 2, total - total // 2))
+            else:
+                pairs.append((total - total // 2, total // 2))
+    else:
+        pairs = onnx_pads_to_pairs(pads or [], k)
+        if out_shape is None:
+            out_shape = [f - b - e for f, (b, e) in zip(fulls, pairs)]
+    if any(o < 1 for o in out_shape):
+        raise ctx.error(f"output size {out_shape} is not positive")
+    # crops of TRANSPOSE_CONV2D's full result (in-1)*s + eff: top = begin, bottom = the rest
+    crops = []
+    for i in range(k):
+        base = (in_sizes[i] - 1) * strides[i] + effs[i]
+        top = pairs[i][0]
+        crops.append((top, base - top - out_shape[i]))
+    if any(d > 1 for d in dilations) and not wv.is_const:
+        raise ctx.error("dilations > 1 with a non-constant weight are not supported")
+    x = to_channels_last(ctx, value_of(ctx, xv))
+    if k == 1:
+        strides, crops, out_shape = [1] + strides, [(0, 0)] + crops, [1] + out_shape
+        kernel, effs = [1] + kernel, [1] + effs
+    neg = any(c < 0 for pair in crops for c in pair)
+    et = etype(x)
+    bias = _bias(ctx, 2, m_out, x)
+    conv_bias = const_like(ctx.g, np.zeros(m_out), x) if neg else bias
+    out_pad = [max(c, 0) for pair in crops for c in pair]
+    oh = [(shape_of(x)[1 + i] - 1) * strides[i] + effs[i] - out_pad[2 * i] - out_pad[2 * i + 1] for i in range(2)]
+    cg, mg = c_in // group, m_out // group
+    # weight [C, M/g, K..] → per group [M/g, KH, KW, C/g]
+    if wv.is_const:
+        warr = np.asarray(wv.const).astype(np_dtype(xv.kind))
+        warr = _dilate_kernel(warr, dilations)
+        warr = warr.reshape((c_in, wv.shape[1], *effs))
+        w = const_like(ctx.g, transpose_const(warr, (1, 2, 3, 0)), x)
+    else:
+        w = transpose(ctx.g, reshape(ctx.g, value_of(ctx, wv), (c_in, wv.shape[1], *effs)), (1, 2, 3, 0))
+    n = shape_of(x)[0]
+    parts = []
+    xs = shape_of(x)
+    for gi in range(group):
+        xg = x if group == 1 else slice_value(ctx, x, [0, 0, 0, gi * cg], [xs[0], xs[1], xs[2], cg])
+        wg = w if group == 1 else slice_value(ctx, w, [0, 0, 0, gi * cg], [mg, effs[0], effs[1], cg])
+        bg = conv_bias if group == 1 else slice_value(ctx, conv_bias, [gi * mg], [mg])
+        parts.append(ctx.g.value(TransposeConv2DOp, [xg, wg, bg], et, out_pad=out_pad, stride=strides,
+                                 out_shape=[n, oh[0], oh[1], mg], input_zp=0, weight_zp=0))
+    y = parts[0] if group == 1 else ctx.g.value(ConcatOp, [parts], et, axis=3)
+    if neg:
+        y = pad_value(ctx, y, [(0, 0)] + [(max(-a, 0), max(-b, 0)) for a, b in crops] + [(0, 0)])
+        y = add(ctx.g, y, reshape(ctx.g, bias, (1, 1, 1, m_out)))
+    return [to_channels_first(ctx, y, k)]
+
+
+# ------------------------------------------------------------------------------------------------
+# pools
+
+
+def _pool_setup(ctx: NodeContext, what: str) -> tuple[TensorValue, list[int], list[int], list[tuple[int, int]], bool]:
+    xv = ctx.input(0)
+    _conv_kind(ctx, xv) if xv.kind is not Kind.I8 else None
+    k = xv.rank - 2
+    if k not in (1, 2, 3):
+        raise ctx.error(f"a {what} with input rank {xv.rank} is not supported (1-D, 2-D and 3-D only)")
+    kernel = [int(v) for v in ctx.attr("kernel_shape") or []]
+    if len(kernel) != k:
+        raise ctx.error(f"kernel_shape {kernel} must have {k} values")
+    strides, dilations, pairs = spatial_attrs(ctx, list(xv.shape[2:]), kernel)
+    if any(d != 1 for d in dilations):
+        raise ctx.error(f"dilations {dilations} are not supported (TOSA 0.30 pools have no dilation)")
+    ceil_mode = bool(ctx.attr("ceil_mode", 0))
+    return xv, kernel, strides, pairs, ceil_mode
+
+
+def _pool2d(ctx: NodeContext, op: type, x: SSAValue, kernel: Sequence[int], strides: Sequence[int],
+            begins: Sequence[int], ends: Sequence[int]) -> SSAValue:
+    """One AVG/MAX_POOL2D on NHWC ``x``; avg pools get zero points."""
+    from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp
+
+    for kk, b, e in zip(kernel, begins, ends):
+        if b >= kk or e >= kk:
+            raise ctx.error(f"padding {list(begins)}/{list(ends)} not smaller than the kernel {list(kernel)} "
+                            f"is not supported (TOSA 0.30 pools require pad < kernel)")
+    extra = {"input_zp": 0, "output_zp": 0} if op is AvgPool2dOp else {}
+    pad = [begins[0], ends[0], begins[1], ends[1]]
+    return ctx.g.value(op, [x], etype(x), kernel=list(kernel), stride=list(strides), pad=pad, **extra)
+
+
+def _pool_nd(ctx: NodeContext, op: type, x: SSAValue, kernel: Sequence[int], strides: Sequence[int],
+             begins: Sequence[int], ends: Sequence[int]) -> SSAValue:
+    """Pool channels-last ``x`` (spatial axes 1..k, 1-D already as [N,1,L,C]). 3-D pools run as a 2-D
+    pool over (H, W) of [N·D, H, W, C] followed by a pool over D of [N, D, OH·OW, C]: the window is
+    a box, so max-of-max and (for the valid-count divisor) mean-of-means factor exactly."""
+    shape = shape_of(x)
+    if len(shape) == 4:
+        if len(kernel) == 1:
+            kernel, strides, begins, ends = [1, *kernel], [1, *strides], [0, *begins], [0, *ends]
+        return _pool2d(ctx, op, x, kernel, strides, begins, ends)
+    n, d, h, w, c = shape
+    y = reshape(ctx.g, x, (n * d, h, w, c))
+    y = _pool2d(ctx, op, y, kernel[1:], strides[1:], begins[1:], ends[1:])
+    _, oh, ow, _ = shape_of(y)
+    y = reshape(ctx.g, y, (n, d, oh * ow, c))
+    y = _pool2d(ctx, op, y, [kernel[0], 1], [strides[0], 1], [begins[0], 0], [ends[0], 0])
+    od = shape_of(y)[1]
+    return reshape(ctx.g, y, (n, od, oh, ow, c))
+
+
+def _pool_common(ctx: NodeContext, op: type, count_include_pad: bool = False) -> SSAValue:
+    xv, kernel, strides, pairs, ceil_mode = _pool_setup(ctx, ctx.op_type)
+    in_sizes = list(xv.shape[2:])
+    geo = [window_geometry(s, kk, st, 1, b, e, ceil_mode) for s, kk, st, (b, e) in
+           zip(in_sizes, kernel, strides, pairs)]
+    if any(o < 1 for o, _ in geo):
+        raise ctx.error(f"the kernel {kernel} is larger than the padded input {in_sizes}")
+    x = to_channels_last(ctx, value_of(ctx, xv))
+    begins = [b for b, _ in pairs]
+    ends = [e for _, e in geo]
+    if count_include_pad:
+        # explicit zero padding counts in the divisor; the ceil-mode extension beyond it does not
+        explicit = [(b, min(e, max(need, 0))) for (b, e), need in zip(pairs, ends)]
+        spatial_pairs = [(0, 0)] * (len(shape_of(x)) - 2 - len(kernel)) + explicit
+        x = pad_value(ctx, x, [(0, 0)] + spatial_pairs + [(0, 0)])
+        ends = [need - ex for need, (_, ex) in zip(ends, explicit)]
+        begins = [0] * len(begins)
+    x, ends = trim_input(ctx, x, ends)
+    y = _pool_nd(ctx, op, x, kernel, strides, begins, ends)
+    return to_channels_first(ctx, y, len(kernel))
+
+
+@lowering("MaxPool")
+def MaxPool(ctx: NodeContext) -> Result:
+    """MaxPool (opsets 1, 8, 10, 11, 12, 22) as MAX_POOL2D (padding never wins, as in ONNX where pads
+    are −inf); ``ceil_mode`` and ``auto_pad`` supported, ``storage_order`` only concerns the Indices
+    output, which is not supported; dilations > 1 are not supported; int8 and float inputs."""
+    from nnkiln.dialects.tosa.ops_tensor import MaxPool2dOp
+
+    single_output(ctx, "Indices")
+    ctx.attr("storage_order")
+    return [_pool_common(ctx, MaxPool2dOp)]
+
+
+@lowering("AveragePool")
+def AveragePool(ctx: NodeContext) -> Result:
+    """AveragePool (opsets 1, 7, 10, 11, 19, 22) as AVG_POOL2D.
+
+    ``count_include_pad = 0``: ONNX divides by the number of input elements in the window, which is
+    AVG_POOL2D's divisor (padding excluded). ``count_include_pad = 1``: the explicit pads are a PAD
+    with zeros first (so they count), then the pool runs without them; the ceil-mode extension past
+    the explicit pads is not counted by ONNX either, and AVG_POOL2D excludes it as padding.
+    Dilations > 1 are not supported."""
+    from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp
+
+    if ctx.input(0).kind is Kind.I8:
+        raise ctx.error("int8 AveragePool is not supported (ONNX rounds differently than AVG_POOL2D)")
+    include = bool(ctx.attr("count_include_pad", 0))
+    return [_pool_common(ctx, AvgPool2dOp, include)]
+
+
+@lowering("LpPool")
+def LpPool(ctx: NodeContext) -> Result:
+    """LpPool (opsets 1, 2, 11, 18, 22) for p = 1 (sum of |x|) and p = 2 (sqrt of the sum of x²): the
+    window sum is AVG_POOL2D over explicitly zero-padded input times the kernel size; sqrt is
+    RECIPROCAL(RSQRT(·)). Other p are not supported (POW is not exact)."""
+    from nnkiln.dialects.tosa.ops_elementwise_unary import AbsOp
+    from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp
+    from nnkiln.frontends.onnx.lowerings.nn import sqrt
+
+    p = int(ctx.attr("p", 2))
+    if p not in (1, 2):
+        raise ctx.error(f"p = {p} is not supported (only 1 and 2 are exact)")
+    xv, kernel, strides, pairs, ceil_mode = _pool_setup(ctx, "LpPool")
+    if ceil_mode:
+        raise ctx.error("ceil_mode is not supported for LpPool")
+    x = value_of(ctx, xv)
+    x = ctx.g.value(AbsOp, [x], etype(x)) if p == 1 else mul(ctx.g, x, x)
+    in_sizes = list(xv.shape[2:])
+    geo = [window_geometry(s, kk, st, 1, b, e, False) for s, kk, st, (b, e) in zip(in_sizes, kernel, strides, pairs)]
+    if any(o < 1 for o, _ in geo):
+        raise ctx.error(f"the kernel {kernel} is larger than the padded input {in_sizes}")
+    y = to_channels_last(ctx, x)
+    explicit = [(b, max(need, 0)) for (b, _), (_, need) in zip(pairs, geo)]
+    lead = [(0, 0)] * (len(shape_of(y)) - 2 - len(kernel))
+    y = pad_value(ctx, y, [(0, 0)] + lead + explicit + [(0, 0)])
+    y, _ = trim_input(ctx, y, [min(need, 0) for _, need in geo])
+    y = _pool_nd(ctx, AvgPool2dOp, y, kernel, strides, [0] * len(kernel), [0] * len(kernel))
+    y = mul(ctx.g, y, scalar(ctx.g, float(math.prod(kernel)), y))
+    if p == 2:
+        y = sqrt(ctx.g, y)
+    return [to_channels_first(ctx, y, len(kernel))]
+
+
+def _global(ctx: NodeContext, op: type) -> SSAValue:
+    xv = ctx.input(0)
+    if xv.rank < 3:
+        raise ctx.error(f"input rank {xv.rank} < 3")
+    _conv_kind(ctx, xv) if xv.kind is not Kind.I8 else None
+    n, c = xv.shape[:2]
+    s = math.prod(xv.shape[2:])
+    x = reshape(ctx.g, value_of(ctx, xv), (n, c, s))
+    y = ctx.g.value(op, [x], etype(x), axis=2)
+    return y
+
+
+@lowering("GlobalAveragePool")
+def GlobalAveragePool(ctx: NodeContext) -> Result:
+    """GlobalAveragePool: REDUCE_SUM over the flattened spatial axes of [N, C, S] times 1/S, reshaped
+    to [N, C, 1, ..., 1] (no layout change needed)."""
+    from nnkiln.dialects.tosa.ops_reduction import ReduceSumOp
+
+    xv = ctx.input(0)
+    if xv.kind not in CONV_KINDS:
+        _conv_kind(ctx, xv)
+    y = _global(ctx, ReduceSumOp)
+    s = math.prod(xv.shape[2:])
+    if s != 1:
+        y = mul(ctx.g, y, scalar(ctx.g, 1.0 / s, y))
+    return [reshape(ctx.g, y, (*xv.shape[:2], *([1] * (xv.rank - 2))))]
+
+
+@lowering("GlobalMaxPool")
+def GlobalMaxPool(ctx: NodeContext) -> Result:
+    """GlobalMaxPool: REDUCE_MAX over the flattened spatial axes of [N, C, S]."""
+    from nnkiln.dialects.tosa.ops_reduction import ReduceMaxOp
+
+    xv = ctx.input(0)
+    y = _global(ctx, ReduceMaxOp)
+    return [reshape(ctx.g, y, (*xv.shape[:2], *([1] * (xv.rank - 2))))]
+
+
+# ------------------------------------------------------------------------------------------------
+# Gemm, MatMul
+
+
+@lowering("Gemm")
+def Gemm(ctx: NodeContext) -> Result:
+    """Gemm: ``alpha · A' · B' + beta · C`` (A' = Aᵀ if transA, B' likewise).
+
+    Constant B: FULLY_CONNECTED with weight ``alpha · B'ᵀ`` ([N, K], folded at import) and bias
+    ``beta · C`` when C broadcasts along rows (shape [], [1], [N], [1, N]); other C are ADDed after a
+    zero-bias FULLY_CONNECTED. Dynamic B: MATMUL on [1, M, K] × [1, K, N], then MUL by alpha and ADD
+    of beta · C. fp32/fp16 only."""
+    from nnkiln.dialects.tosa.ops_tensor import FullyConnectedOp, MatMulOp
+
+    av, bv = ctx.input(0), ctx.input(1)
+    _conv_kind(ctx, av)
+    alpha = float(ctx.attr("alpha", 1.0))
+    beta = float(ctx.attr("beta", 1.0))
+    trans_a = bool(ctx.attr("transA", 0))
+    trans_b = bool(ctx.attr("transB", 0))
+    ctx.attr("broadcast")
+    if av.rank != 2 or bv.rank != 2:
+        raise ctx.error(f"A and B must be matrices, got shapes {list(av.shape)} and {list(bv.shape)}")
+    a = value_of(ctx, av)
+    if trans_a:
+        a = transpose(ctx.g, a, (1, 0))
+    m, kdim = shape_of(a)
+    n = bv.shape[0] if trans_b else bv.shape[1]
+    cv = ctx.input(2) if ctx.has_input(2) else None
+    c_const = None if cv is None else (np.asarray(cv.const, dtype=np.float64) * beta if cv.is_const else None)
+    row_bias = c_const is not None and (c_const.ndim == 0 or c_const.shape[-1:] in ((1,), (n,))) and \
+        math.prod(c_const.shape[:-1]) == 1
+    if bv.is_const:
+        w = np.asarray(bv.const, dtype=np.float64)
+        w = (w if trans_b else w.T) * alpha
+        if row_bias:
+            bias = np.broadcast_to(np.asarray(c_const).reshape(-1), (n,))
+        else:
+            bias = np.zeros(n)
+        y = ctx.g.value(FullyConnectedOp, [a, const_like(ctx.g, w, a), const_like(ctx.g, bias, a)], etype(a),
+                        input_zp=0, weight_zp=0)
+    else:
+        b = value_of(ctx, bv)
+        if trans_b:
+            b = transpose(ctx.g, b, (1, 0))
+        y = ctx.g.value(MatMulOp, [reshape(ctx.g, a, (1, m, kdim)), reshape(ctx.g, b, (1, kdim, n))], etype(a),
+                        A_zp=0, B_zp=0)
+        y = reshape(ctx.g, y, (m, n))
+        if alpha != 1.0:
+            y = mul(ctx.g, y, scalar(ctx.g, alpha, y))
+        row_bias = False
+    if cv is not None and not (bv.is_const and row_bias) and beta != 0.0:
+        if c_const is not None:
+            y = add(ctx.g, y, const_like(ctx.g, c_const, y))
+        else:
+            c = value_of(ctx, cv)
+            if beta != 1.0:
+                c = mul(ctx.g, c, scalar(ctx.g, beta, c))
+            y = add(ctx.g, y, c)
+    return [y]
+
+
+@lowering("MatMul")
+def MatMul(ctx: NodeContext) -> Result:
+    """MatMul (numpy matmul semantics) as MATMUL on rank-3 operands.
+
+    1-D operands get a 1 prepended (A) / appended (B) that is removed from the result. Batch
+    dimensions broadcast: when B has no batch (or all 1s), A's batch folds into its rows ([1, b·M, K]);
+    equal batches flatten to [b, M, K] × [b, K, N]; otherwise the operand with the smaller batch is
+    TILEd (folded with numpy for constants) to the broadcast batch first. fp32/fp16 only."""
+    from nnkiln.dialects.tosa.ops_data_layout import TileOp
+    from nnkiln.dialects.tosa.ops_tensor import MatMulOp
+
+    av, bv = ctx.input(0), ctx.input(1)
+    _conv_kind(ctx, av)
+    if av.rank == 0 or bv.rank == 0:
+        raise ctx.error("MatMul operands must have rank >= 1")
+    a_shape = (1, *av.shape) if av.rank == 1 else av.shape
+    b_shape = (*bv.shape, 1) if bv.rank == 1 else bv.shape
+    m, k = a_shape[-2:]
+    k2, n = b_shape[-2:]
+    if k != k2:
+        raise ctx.error(f"inner dimensions differ: {list(av.shape)} x {list(bv.shape)}")
+    try:
+        batch = tuple(int(d) for d in np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
+    except ValueError:
+        raise ctx.error(f"batch dimensions do not broadcast: {list(av.shape)} x {list(bv.shape)}") from None
+    nb = math.prod(batch)
+    out_shape = list(batch)
+    if av.rank > 1:
+        out_shape.append(m)
+    if bv.rank > 1:
+        out_shape.append(n)
+    if av.is_const and bv.is_const:
+        return [np.matmul(av.const, bv.const)]
+    a = reshape(ctx.g, value_of(ctx, av), a_shape)
+    b = reshape(ctx.g, value_of(ctx, bv), b_shape)
+    a_b, b_b = math.prod(a_shape[:-2]), math.prod(b_shape[:-2])
+
+    def expand(v: SSAValue, vt: TensorValue, shp: tuple[int, ...]) -> SSAValue:
+        full = (*batch, *shp[-2:])
+        lead = (1,) * (len(full) - len(shp)) + tuple(shp)
+        if vt.is_const:
+            arr = np.broadcast_to(np.asarray(vt.const).reshape(lead), full)
+            return const_like(ctx.g, np.ascontiguousarray(arr).reshape(nb, *shp[-2:]), v)
+        if len(full) > 4:
+            raise ctx.error(f"broadcasting batch dimensions of rank {len(batch)} is not supported (TOSA 0.30 TILE "
+                            f"takes rank <= 4)")
+        t = reshape(ctx.g, v, lead)
+        t = ctx.g.value(TileOp, [t], etype(t), multiples=[f // s for f, s in zip(full, lead)])
+        return reshape(ctx.g, t, (nb, *shp[-2:]))
+
+    if b_b == 1:
+        a3 = reshape(ctx.g, a, (1, a_b * m, k))
+        b3 = reshape(ctx.g, b, (1, k, n))
+        if a_b != nb:
+            a3 = reshape(ctx.g, expand(a, av, a_shape), (1, nb * m, k))
+    elif a_shape[:-2] == b_shape[:-2] or (a_b == nb and b_b == nb):
+        a3 = reshape(ctx.g, a, (nb, m, k))
+        b3 = reshape(ctx.g, b, (nb, k, n))
+    else:
+        a3 = reshape(ctx.g, a, (nb, m, k)) if a_b == nb else expand(a, av, a_shape)
+        b3 = reshape(ctx.g, b, (nb, k, n)) if b_b == nb else expand(b, bv, b_shape)
+    y = ctx.g.value(MatMulOp, [a3, b3], etype(a3), A_zp=0, B_zp=0)
+    return [reshape(ctx.g, y, out_shape)]
