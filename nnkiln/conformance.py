@@ -47,6 +47,8 @@ TOSA1_ONLY_RULES: dict[str, str] = {
     "OffsetSmallerMin": "RESIZE offset >= -scale_n is a 1.x rule (0.30 allows offset > -16<<shift)",
     "ResizeOutputShapeNonInteger": "RESIZE exact output division is a 1.x rule (0.30 uses idiv + border)",
     "ResizeOutputShapeMismatch": "RESIZE output size rule differs in 0.30 (border absorbs it)",
+    "InputRank1WrongRank": "the rank of a 1.x scalar operand (MUL shift, zero points) is a 1.x rule: 0.30 takes "
+                           "these as attributes",
 }
 """1.x ERROR_IF rules (generator names) with no 0.30 counterpart: such negative cases are skipped."""
 

@@ -21,4 +21,22 @@ def all_dialects() -> list[Dialect]:
         result.append(CONST)
     except ImportError:
         pass
+    try:
+        from nnkiln.dialects.buf import BUF
+
+        result.append(BUF)
+    except ImportError:
+        pass
+    try:
+        from nnkiln.dialects.async_ import ASYNC
+
+        result.append(ASYNC)
+    except ImportError:
+        pass
+    try:
+        from nnkiln.dialects.rt import RT
+
+        result.append(RT)
+    except ImportError:
+        pass
     return result

@@ -47,6 +47,18 @@ _ONNX_TYPES: dict[int, tuple[Any, Kind | None]] = {
 }
 
 
+def kind_of_onnx_type(elem_type: int) -> Kind | None:
+    """The TOSA kind that carries ONNX element type ``elem_type`` at run time, or None if there is none."""
+    entry = _ONNX_TYPES.get(elem_type)
+    return entry[1] if entry is not None else None
+
+
+def numpy_dtype_of_onnx_type(elem_type: int) -> Any:
+    """The numpy dtype of import-time constants of ONNX element type ``elem_type`` (None if unsupported)."""
+    entry = _ONNX_TYPES.get(elem_type)
+    return entry[0] if entry is not None else None
+
+
 def onnx_kind(elem_type: int, where: str, file: str) -> Kind:
     entry = _ONNX_TYPES.get(elem_type)
     if entry is None or entry[1] is None:

@@ -38,7 +38,11 @@ def _arrays(values):  # noqa: ANN001, ANN202
 
     out = []
     for v in values:
-        out.append(numpy_helper.to_array(v) if isinstance(v, TensorProto) else v)
+        if isinstance(v, TensorProto):
+            v = numpy_helper.to_array(v)
+        elif isinstance(v, np.generic):
+            v = np.asarray(v)
+        out.append(v)
     return out
 
 

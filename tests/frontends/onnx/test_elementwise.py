@@ -364,3 +364,14 @@ def test_not_supported_cases_are_reported(op: str, inputs: list[np.ndarray], att
     model = make_model(op, inputs, opset=opset, out_type=out_type, **attrs)
     with pytest.raises(FrontendError, match="not supported"):
         import_model_proto(model, inputs)
+
+
+def test_cast_float16_to_float_is_exact() -> None:
+    # every finite fp16 value (all 63488 of them) plus the specials, compared bit for bit with the exact widening
+    bits = np.arange(0, 1 << 16, dtype=np.uint32).astype(np.uint16)
+    x = bits.view(np.float16)
+    got = run(make_model("Cast", [x], out_type=TensorProto.FLOAT, to=TensorProto.FLOAT), [x])
+    exact = x.astype(np.float32)
+    nan = np.isnan(exact)
+    assert np.array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan].view(np.uint32), exact[~nan].view(np.uint32))

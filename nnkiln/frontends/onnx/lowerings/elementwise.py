@@ -23,8 +23,10 @@ Conventions of this family:
   * ``Round``: exact (round half to even, signed zeros kept) by FLOOR/compare/SELECT.
   * Activations composed of EXP/LOG/TANH (Elu, Selu, Celu, Softplus, Mish, Gelu(tanh)) are exact
     compositions of the ONNX formulas up to the rounding of each TOSA op.
-- Not supported (errors say "not supported"): float->float Cast (fp32<->fp16/bf16 is not a TOSA 0.30
-  CAST mode, and an exact composition would need one SELECT per exponent band), float Mod (a - b *
+- Cast fp16 -> fp32 (not a TOSA 0.30 CAST mode) is composed exactly from integer CASTs (``_f16_to_f32``).
+- Not supported (errors say "not supported"): the other float->float Casts (fp32 -> fp16/bf16 needs
+  rounding at an exponent-dependent bit position, which TOSA 0.30 cannot express without one SELECT per
+  exponent band; bf16 -> fp32 values exceed the int32 range of the integer split used for fp16), float Mod (a - b *
   floor(a / b) is not exact with a reciprocal), Gelu with approximate="none" (needs erf, which no
   finite composition of TOSA ops computes exactly), integer Pow, int32 base or exponent
   conversions that are not exact, uint32/uint64/double/string/float8/int4 tensors.
@@ -1042,13 +1044,48 @@ def _onnx_target(ctx: NodeContext, to: int) -> tuple[Kind, np.dtype]:
     import onnx
     from onnx import helper
 
-    from nnkiln.frontends.onnx.importer import _ONNX_TYPES
+    from nnkiln.frontends.onnx.importer import kind_of_onnx_type
 
-    entry = _ONNX_TYPES.get(to)
-    if entry is None or entry[1] is None:
+    kind = kind_of_onnx_type(to)
+    if kind is None:
         name = onnx.TensorProto.DataType.Name(to) if to in onnx.TensorProto.DataType.values() else str(to)
         raise ctx.error(f"casting to {name} is not supported (no TOSA 0.30 equivalent)")
-    return entry[1], np.dtype(helper.tensor_dtype_to_np_dtype(to))
+    return kind, np.dtype(helper.tensor_dtype_to_np_dtype(to))
+
+
+def _f16_to_f32(ctx: NodeContext, x: SSAValue) -> SSAValue:
+    """fp16 -> fp32 exactly without a float->float CAST: split ``x`` into integer pieces.
+
+    ``n1 = CAST<i32>(x)`` (an integer within 1 of x; |x| <= 65504 fits), ``f1 = x - n1`` (exact in fp16,
+    a multiple of 2^-24 with |f1| < 1), ``m2 = f1 * 2^15`` (exact, < 32768), ``n2 = CAST<i32>(m2)``,
+    ``f2 = m2 - n2`` (a multiple of 2^-9), ``n3 = f2 * 2^9`` (an integer). Then
+    ``x = n1 + n2 * 2^-15 + n3 * 2^-24`` and every partial sum is representable in fp32 (for |x| >= 1,
+    f1 is a multiple of 2^-10 so n3 = 0; for |x| < 1 the sum spans < 24 bits), so the fp32 additions
+    are exact. NaN, +-inf and -0 (lost by the integer split) are restored with SELECT.
+    """
+    rank = len(_shape(x))
+
+    def c16(v: float) -> SSAValue:
+        return _scalar(ctx, v, Kind.F16, rank)
+
+    def c32(v: float) -> SSAValue:
+        return _scalar(ctx, v, Kind.F32, rank)
+
+    n1 = _emit(ctx, CastOp, [x], Kind.I32)
+    f1 = _bin(ctx, SubOp, x, _emit(ctx, CastOp, [n1], Kind.F16))
+    m2 = _mul(ctx, f1, c16(2.0 ** 15))
+    n2 = _emit(ctx, CastOp, [m2], Kind.I32)
+    f2 = _bin(ctx, SubOp, m2, _emit(ctx, CastOp, [n2], Kind.F16))
+    n3 = _emit(ctx, CastOp, [_mul(ctx, f2, c16(2.0 ** 9))], Kind.I32)
+    r = _emit(ctx, CastOp, [n1], Kind.F32)
+    r = _bin(ctx, AddOp, r, _mul(ctx, _emit(ctx, CastOp, [n2], Kind.F32), c32(2.0 ** -15)))
+    r = _bin(ctx, AddOp, r, _mul(ctx, _emit(ctx, CastOp, [n3], Kind.F32), c32(2.0 ** -24)))
+    r = _select(ctx, _un(ctx, LogicalNotOp, _cmp(ctx, EqualOp, x, x)), c32(math.nan), r)
+    r = _select(ctx, _cmp(ctx, EqualOp, x, c16(math.inf)), c32(math.inf), r)
+    r = _select(ctx, _cmp(ctx, EqualOp, x, c16(-math.inf)), c32(-math.inf), r)
+    neg_zero = _bin(ctx, LogicalAndOp, _cmp(ctx, EqualOp, x, c16(0.0)),
+                    _cmp(ctx, GreaterOp, c16(0.0), _un(ctx, ReciprocalOp, x)))
+    return _select(ctx, neg_zero, c32(-0.0), r)
 
 
 def _np_cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -1068,6 +1105,8 @@ def _cast(ctx: NodeContext, tv: TensorValue, target: Kind, dtype: np.dtype) -> R
     x = ctx.importer.materialize(tv)
     if src is target:
         return [x]
+    if src is Kind.F16 and target is Kind.F32:
+        return [_f16_to_f32(ctx, x)]
     if src.is_float and target.is_float:
         raise ctx.error(f"casting {src.value} to {target.value} is not supported (not a TOSA 0.30 CAST mode; "
                         "no exact composition)")
@@ -1095,7 +1134,8 @@ def _cast(ctx: NodeContext, tv: TensorValue, target: Kind, dtype: np.dtype) -> R
 def Cast(ctx: NodeContext) -> Result:
     """Cast: CAST, with ONNX's float->int truncation composed as ``SELECT(x < 0, CEIL, FLOOR)`` before
     CAST (exact), int64 targets carried as int32, float->bool as ``x != 0``, bool->float via int32.
-    float<->float casts are not supported (see the module docstring)."""
+    fp16->fp32 is composed exactly (``_f16_to_f32``); other float<->float casts are not supported
+    (see the module docstring)."""
     to = ctx.attr("to")
     if to is None:
         raise ctx.error("attribute 'to' is required")

@@ -263,6 +263,22 @@ def _dilate_kernel(w: np.ndarray, dilations: Sequence[int]) -> np.ndarray:
     return w
 
 
+def _dilate_kernel_ir(ctx: NodeContext, w: SSAValue, dilations: Sequence[int]) -> SSAValue:
+    """``_dilate_kernel`` for a run-time weight: per axis, view [P, n, 1, B], PAD the unit axis to d
+    with zeros, reshape to [P, n·d, B] and SLICE the first (n−1)·d+1 rows."""
+    for i, d in enumerate(dilations):
+        if d > 1:
+            shape = shape_of(w)
+            ax = 2 + i
+            p, n, b = math.prod(shape[:ax]), shape[ax], math.prod(shape[ax + 1:])
+            v = reshape(ctx.g, w, (p, n, 1, b))
+            v = pad_value(ctx, v, [(0, 0), (0, 0), (0, d - 1), (0, 0)])
+            v = reshape(ctx.g, v, (p, n * d, b))
+            v = slice_value(ctx, v, [0, 0, 0], [p, (n - 1) * d + 1, b])
+            w = reshape(ctx.g, v, (*shape[:ax], (n - 1) * d + 1, *shape[ax + 1:]))
+    return w
+
+
 @lowering("ConvTranspose")
 def ConvTranspose(ctx: NodeContext) -> Result:
     """ConvTranspose (opsets 1, 11, 22) as TRANSPOSE_CONV2D (1-D with H = 1; 3-D is not supported:
@@ -327,8 +343,6 @@ def ConvTranspose(ctx: NodeContext) -> Result:
         base = (in_sizes[i] - 1) * strides[i] + effs[i]
         top = pairs[i][0]
         crops.append((top, base - top - out_shape[i]))
-    if any(d > 1 for d in dilations) and not wv.is_const:
-        raise ctx.error("dilations > 1 with a non-constant weight are not supported")
     x = to_channels_last(ctx, value_of(ctx, xv))
     if k == 1:
         strides, crops, out_shape = [1] + strides, [(0, 0)] + crops, [1] + out_shape
@@ -347,7 +361,8 @@ def ConvTranspose(ctx: NodeContext) -> Result:
         warr = warr.reshape((c_in, wv.shape[1], *effs))
         w = const_like(ctx.g, transpose_const(warr, (1, 2, 3, 0)), x)
     else:
-        w = transpose(ctx.g, reshape(ctx.g, value_of(ctx, wv), (c_in, wv.shape[1], *effs)), (1, 2, 3, 0))
+        w = _dilate_kernel_ir(ctx, value_of(ctx, wv), dilations)
+        w = transpose(ctx.g, reshape(ctx.g, w, (c_in, wv.shape[1], *effs)), (1, 2, 3, 0))
     n = shape_of(x)[0]
     parts = []
     xs = shape_of(x)
@@ -368,7 +383,8 @@ def ConvTranspose(ctx: NodeContext) -> Result:
 # pools
 
 
-def _pool_setup(ctx: NodeContext, what: str) -> tuple[TensorValue, list[int], list[int], list[tuple[int, int]], bool]:
+def _pool_setup(ctx: NodeContext, what: str
+                ) -> tuple[TensorValue, list[int], list[int], list[int], list[tuple[int, int]], bool]:
     xv = ctx.input(0)
     _conv_kind(ctx, xv) if xv.kind is not Kind.I8 else None
     k = xv.rank - 2
@@ -378,10 +394,90 @@ def _pool_setup(ctx: NodeContext, what: str) -> tuple[TensorValue, list[int], li
     if len(kernel) != k:
         raise ctx.error(f"kernel_shape {kernel} must have {k} values")
     strides, dilations, pairs = spatial_attrs(ctx, list(xv.shape[2:]), kernel)
-    if any(d != 1 for d in dilations):
-        raise ctx.error(f"dilations {dilations} are not supported (TOSA 0.30 pools have no dilation)")
     ceil_mode = bool(ctx.attr("ceil_mode", 0))
-    return xv, kernel, strides, pairs, ceil_mode
+    return xv, kernel, strides, dilations, pairs, ceil_mode
+
+
+def _axis_pool(ctx: NodeContext, is_max: bool, x: SSAValue, axis: int, kernel: int, stride: int,
+               dilation: int, out: int) -> SSAValue:
+    """Max or window-sum along one ``axis`` of an explicitly padded ``x`` whose length along the axis
+    is at least ``(out - 1)·stride + (kernel - 1)·dilation + 1`` (longer: the rest is sliced off), as stride-1 pools on a phase view.
+
+    View [A, L, B] (A, B: the products of the other axes). With L padded to Lq·d, the reshape
+    [A, Lq, d, B] puts positions q·d + r at (q, r); a pool with kernel [K, 1] over it (read as NHWC)
+    combines x[(q + j)·d + r] for j < K, i.e. the dilated window starting at q·d + r. Reshaping back
+    to [A, (Lq−K+1)·d, B] gives the stride-1 result at every start; the stride is then a reshape to
+    [A, out, s, B] and a SLICE of phase 0. Sums are AVG_POOL2D (no padding, divisor K) times K.
+    """
+    from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp, MaxPool2dOp
+
+    g = ctx.g
+    shape = shape_of(x)
+    a, length, b = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+    d = dilation
+    fill = _pool_fill(x) if is_max else 0.0
+    y = reshape(g, x, (a, length, b))
+    span = (out - 1) * stride + (kernel - 1) * d + 1
+    if length > span:  # rows a floor division never reads
+        y = slice_value(ctx, y, [0, 0, 0], [a, span, b])
+        length = span
+    lq = -(-length // d)
+    y = pad_value(ctx, y, [(0, 0), (0, lq * d - length), (0, 0)], fill)
+    y = reshape(g, y, (a, lq, d, b))
+    op = MaxPool2dOp if is_max else AvgPool2dOp
+    y = _pool2d(ctx, op, y, [kernel, 1], [1, 1], [0, 0], [0, 0])
+    if not is_max and kernel != 1:
+        y = mul(g, y, scalar(g, float(kernel), y))
+    rows = (lq - kernel + 1) * d
+    y = reshape(g, y, (a, rows, b))
+    need = out * stride
+    if rows < need:
+        y = pad_value(ctx, y, [(0, 0), (0, need - rows), (0, 0)], fill)
+    elif rows > need:
+        y = slice_value(ctx, y, [0, 0, 0], [a, need, b])
+    if stride > 1:
+        y = reshape(g, y, (a, out, stride, b))
+        y = slice_value(ctx, y, [0, 0, 0, 0], [a, out, 1, b])
+    return reshape(g, y, (*shape[:axis], out, *shape[axis + 1:]))
+
+
+def _pool_fill(x: SSAValue) -> float:
+    """The padding value that never wins a max: −inf for floats, the type minimum for int8."""
+    from nnkiln.dialects.tosa.base import kind_of
+
+    return -128 if kind_of(x.type) is Kind.I8 else float("-inf")  # type: ignore[arg-type,return-value]
+
+
+def _separable_pool(ctx: NodeContext, is_max: bool, xv: TensorValue, kernel: Sequence[int],
+                    strides: Sequence[int], dilations: Sequence[int], pairs: Sequence[tuple[int, int]],
+                    ceil_mode: bool, count_include_pad: bool | None) -> SSAValue:
+    """A pool with dilations: explicit PAD (−inf for max, 0 for sums) to exactly the span of the
+    windows, then one ``_axis_pool`` per spatial axis (a box window factors into per-axis maxima /
+    sums). Averages divide the sum by a constant count computed at import: the taps inside the input
+    (``count_include_pad = 0``) or inside the explicitly padded input (``= 1``); ``None`` returns the
+    plain sums (LpPool)."""
+    in_sizes = list(xv.shape[2:])
+    geo = [window_geometry(s, kk, st, d, b, e, ceil_mode) for s, kk, st, d, (b, e) in
+           zip(in_sizes, kernel, strides, dilations, pairs)]
+    if any(o < 1 for o, _ in geo):
+        raise ctx.error(f"the kernel {list(kernel)} is larger than the padded input {in_sizes}")
+    x = transpose(ctx.g, value_of(ctx, xv), channels_last_perm(xv.rank))
+    k = len(kernel)
+    fill = _pool_fill(x) if is_max else 0.0
+    x = pad_value(ctx, x, [(0, 0)] + [(b, max(e, 0)) for (b, _), (_, e) in zip(pairs, geo)] + [(0, 0)], fill)
+    for i in range(k):
+        x = _axis_pool(ctx, is_max, x, 1 + i, kernel[i], strides[i], dilations[i], geo[i][0])
+    if not is_max and count_include_pad is not None:
+        count = np.ones((1,), dtype=np.float64)
+        for i in range(k):
+            out, (b, e) = geo[i][0], pairs[i]
+            lo, hi = (-b, in_sizes[i] + e) if count_include_pad else (0, in_sizes[i])
+            taps = np.arange(out)[:, None] * strides[i] - b + np.arange(kernel[i])[None, :] * dilations[i]
+            c_i = ((taps >= lo) & (taps < hi)).sum(axis=1).astype(np.float64)
+            count = np.multiply.outer(count, c_i)
+        count = count.reshape((1, *[o for o, _ in geo], 1))
+        x = mul(ctx.g, x, const_like(ctx.g, 1.0 / count, x))
+    return transpose(ctx.g, x, channels_first_perm(xv.rank))
 
 
 def _pool2d(ctx: NodeContext, op: type, x: SSAValue, kernel: Sequence[int], strides: Sequence[int],
@@ -419,7 +515,13 @@ def _pool_nd(ctx: NodeContext, op: type, x: SSAValue, kernel: Sequence[int], str
 
 
 def _pool_common(ctx: NodeContext, op: type, count_include_pad: bool = False) -> SSAValue:
-    xv, kernel, strides, pairs, ceil_mode = _pool_setup(ctx, ctx.op_type)
+    xv, kernel, strides, dilations, pairs, ceil_mode = _pool_setup(ctx, ctx.op_type)
+    if any(d != 1 for d in dilations):
+        from nnkiln.dialects.tosa.ops_tensor import MaxPool2dOp
+
+        is_max = op is MaxPool2dOp
+        return _separable_pool(ctx, is_max, xv, kernel, strides, dilations, pairs, ceil_mode,
+                               None if is_max else count_include_pad)
     in_sizes = list(xv.shape[2:])
     geo = [window_geometry(s, kk, st, 1, b, e, ceil_mode) for s, kk, st, (b, e) in
            zip(in_sizes, kernel, strides, pairs)]
@@ -472,34 +574,20 @@ def AveragePool(ctx: NodeContext) -> Result:
 @lowering("LpPool")
 def LpPool(ctx: NodeContext) -> Result:
     """LpPool (opsets 1, 2, 11, 18, 22) for p = 1 (sum of |x|) and p = 2 (sqrt of the sum of x²): the
-    window sum is AVG_POOL2D over explicitly zero-padded input times the kernel size; sqrt is
-    RECIPROCAL(RSQRT(·)). Other p are not supported (POW is not exact)."""
+    window sums come from ``_separable_pool`` over the explicitly zero-padded |x| or x² (dilations and
+    ceil_mode included); sqrt is RECIPROCAL(RSQRT(·)). Other p are not supported (POW of the sum is
+    not exact)."""
     from nnkiln.dialects.tosa.ops_elementwise_unary import AbsOp
-    from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp
     from nnkiln.frontends.onnx.lowerings.nn import sqrt
 
     p = int(ctx.attr("p", 2))
     if p not in (1, 2):
         raise ctx.error(f"p = {p} is not supported (only 1 and 2 are exact)")
-    xv, kernel, strides, pairs, ceil_mode = _pool_setup(ctx, "LpPool")
-    if ceil_mode:
-        raise ctx.error("ceil_mode is not supported for LpPool")
+    xv, kernel, strides, dilations, pairs, ceil_mode = _pool_setup(ctx, "LpPool")
     x = value_of(ctx, xv)
     x = ctx.g.value(AbsOp, [x], etype(x)) if p == 1 else mul(ctx.g, x, x)
-    in_sizes = list(xv.shape[2:])
-    geo = [window_geometry(s, kk, st, 1, b, e, False) for s, kk, st, (b, e) in zip(in_sizes, kernel, strides, pairs)]
-    if any(o < 1 for o, _ in geo):
-        raise ctx.error(f"the kernel {kernel} is larger than the padded input {in_sizes}")
-    y = to_channels_last(ctx, x)
-    explicit = [(b, max(need, 0)) for (b, _), (_, need) in zip(pairs, geo)]
-    lead = [(0, 0)] * (len(shape_of(y)) - 2 - len(kernel))
-    y = pad_value(ctx, y, [(0, 0)] + lead + explicit + [(0, 0)])
-    y, _ = trim_input(ctx, y, [min(need, 0) for _, need in geo])
-    y = _pool_nd(ctx, AvgPool2dOp, y, kernel, strides, [0] * len(kernel), [0] * len(kernel))
-    y = mul(ctx.g, y, scalar(ctx.g, float(math.prod(kernel)), y))
-    if p == 2:
-        y = sqrt(ctx.g, y)
-    return [to_channels_first(ctx, y, len(kernel))]
+    y = _separable_pool(ctx, False, TensorValue.of(x), kernel, strides, dilations, pairs, ceil_mode, None)
+    return [sqrt(ctx.g, y) if p == 2 else y]
 
 
 def _global(ctx: NodeContext, op: type) -> SSAValue:

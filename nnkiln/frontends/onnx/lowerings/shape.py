@@ -39,7 +39,7 @@ from nnkiln.dialects.tosa.ops_data_layout import (
 )
 from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
 from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
-from nnkiln.dialects.tosa.ops_image import ResizeMode, ResizeOp
+from nnkiln.dialects.tosa.ops_image import ResizeMode, ResizeOp, resize_output_dim
 from nnkiln.dialects.tosa.ops_scatter_gather import GatherOp, ScatterOp
 from nnkiln.dialects.tosa.ops_type_conversion import CastOp
 from nnkiln.frontends.common.layout import NCHW_TO_NHWC, NHWC_TO_NCHW
@@ -812,8 +812,9 @@ def Trilu(ctx: NodeContext) -> list[Result]:
 @lowering("OneHot")
 def OneHot(ctx: NodeContext) -> list[Result]:
     """OneHot: ``SELECT(EQUAL(indices, arange(depth)), on, off)``; negative indices add depth (at
-    import for constants; with GREATER/ADD/SELECT at run time). Float run-time indices are not
-    supported (ONNX truncates them to int64; TOSA's CAST rounds)."""
+    import for constants; with GREATER/ADD/SELECT at run time). Float run-time indices are
+    truncated toward zero exactly: ``x >= 0 ? FLOOR(x) : CEIL(x)`` then CAST (CAST of an integral
+    float is exact; TOSA's CAST alone would round to nearest)."""
     ind = ctx.input(0)
     depth = int(np.asarray(ctx.const(1, "depth")).reshape(-1)[0])
     values = ctx.input(2)
@@ -834,10 +835,11 @@ def OneHot(ctx: NodeContext) -> list[Result]:
             return [np.where(hot, v[1], v[0])]
         sel = _const(ctx, hot)
     else:
-        if ind.kind is not Kind.I32:
-            raise ctx.error(f"{ind.kind.value} run-time indices are not supported (ONNX truncates them to int64, "
-                            "TOSA's CAST rounds)")
         i = _reshape(ctx, ctx.tensor(0), [1 if a == axis else d for a, d in enumerate(out_shape)])
+        if ind.kind.is_float:
+            i = _trunc_to_i32(ctx, i)
+        elif ind.kind is not Kind.I32:
+            raise ctx.error(f"{ind.kind.value} run-time indices are not supported")
         zero = _const(ctx, np.zeros((1,) * rank, np.int32))
         neg = ctx.g.value(GreaterOp, [zero, i], element_type(Kind.BOOL))
         shifted = ctx.g.value(AddOp, [i, _const(ctx, np.full((1,) * rank, depth, np.int32))], element_type(Kind.I32))
@@ -855,6 +857,28 @@ def OneHot(ctx: NodeContext) -> list[Result]:
     if _shape(sel) != tuple(out_shape):
         sel = _tile(ctx, sel, [o // s for o, s in zip(out_shape, _shape(sel))])
     return [ctx.g.value(SelectOp, [sel, on, off], _etype(on))]
+
+
+def _trunc_to_i32(ctx: NodeContext, x: SSAValue) -> SSAValue:
+    """Float → int32 truncating toward zero (ONNX's cast to int64), exact for values in int32 range."""
+    from nnkiln.dialects.tosa.ops_comparison import GreaterEqualOp
+    from nnkiln.dialects.tosa.ops_elementwise_unary import CeilOp, FloorOp
+
+    rank = len(_shape(x))
+    zero = _const(ctx, np.zeros((1,) * rank, _np_dtype_of(kind_of_value(x))))
+    nonneg = ctx.g.value(GreaterEqualOp, [x, zero], element_type(Kind.BOOL))
+    fl = ctx.g.value(FloorOp, [x], _etype(x))
+    ce = ctx.g.value(CeilOp, [x], _etype(x))
+    t = ctx.g.value(SelectOp, [nonneg, fl, ce], _etype(x))
+    return ctx.g.value(CastOp, [t], element_type(Kind.I32))
+
+
+def kind_of_value(v: SSAValue) -> Kind:
+    from nnkiln.dialects.tosa.base import kind_of
+
+    k = kind_of(v.type)
+    assert k is not None
+    return k
 
 
 # ------------------------------------------------------------------------------------------------
@@ -883,14 +907,18 @@ def Compress(ctx: NodeContext) -> list[Result]:
     c = np.asarray(cond.const).astype(bool).reshape(-1)
     if data.is_const:
         return [np.compress(c, np.asarray(data.const), axis=axis)]
-    if axis is None:
-        raise ctx.error("Compress without axis on a run-time input is not supported")
-    a = _norm_axis(ctx, int(axis), data.rank)
-    keep = np.nonzero(c[: data.shape[a]])[0]
-    out_shape = list(data.shape)
-    out_shape[a] = len(keep)
-    _require_nonempty(ctx, out_shape)
-    return [_gather_axis_const(ctx, ctx.tensor(0), a, keep)]
+    x = ctx.tensor(0)
+    shape = list(data.shape)
+    if axis is None:  # the flattened input
+        shape = [math.prod(shape)]
+        x = _reshape(ctx, x, shape)
+        a = 0
+    else:
+        a = _norm_axis(ctx, int(axis), data.rank)
+    keep = np.nonzero(c[: shape[a]])[0]
+    shape[a] = len(keep)
+    _require_nonempty(ctx, shape)
+    return [_gather_axis_const(ctx, x, a, keep)]
 
 
 @lowering("Unique")
@@ -967,17 +995,25 @@ def CumSum(ctx: NodeContext) -> list[Result]:
 def _onnx_coord(mode: str, out_size: int, in_size: int, scale: float) -> np.ndarray:
     """ONNX's coordinate transformation (x_original per output index), in float64 like ONNX's reference."""
     x = np.arange(out_size, dtype=np.float64)
+    width = scale * in_size  # ONNX uses the real-valued output width in these formulas
     if mode == "half_pixel":
         return (x + 0.5) / scale - 0.5
     if mode == "pytorch_half_pixel":
-        return (x + 0.5) / scale - 0.5 if out_size > 1 else np.zeros(out_size)
+        return (x + 0.5) / scale - 0.5 if width != 1 else np.full(out_size, -0.5)
     if mode == "align_corners":
-        return x * (in_size - 1) / (out_size - 1) if out_size > 1 else np.zeros(out_size)
+        return x * (in_size - 1) / (width - 1) if width != 1 else np.zeros(out_size)
     if mode == "asymmetric":
         return x / scale
     if mode == "tf_half_pixel_for_nn":
         return (x + 0.5) / scale
+    if mode == "half_pixel_symmetric":
+        return _symmetric_offset(out_size, in_size, scale) + (x + 0.5) / scale - 0.5
     raise ValueError(mode)
+
+
+def _symmetric_offset(out_size: int, in_size: int, scale: float) -> float:
+    """half_pixel_symmetric's shift: ``in/2 * (1 - out / (scale * in))``."""
+    return in_size / 2 * (1 - out_size / (scale * in_size))
 
 
 def _onnx_nearest(coord: np.ndarray, nearest_mode: str, in_size: int) -> np.ndarray:
@@ -1022,16 +1058,20 @@ def _resize_axis(mode: str, ctm: str, nearest_mode: str, in_size: int, out_size:
     sample beyond the last row (ONNX clamps coordinates to the edge, as RESIZE does for iy < 0 and
     iy + 1 > IH - 1)."""
     coord = _onnx_coord(ctm, out_size, in_size, scale)
+    width = scale * in_size
     if ctm == "align_corners":
-        stride = (in_size - 1) / (out_size - 1) if out_size > 1 else 1.0
+        stride = (in_size - 1) / (width - 1) if width != 1 else 1.0
         offset = 0.0
     elif ctm in ("half_pixel", "pytorch_half_pixel"):
         stride = 1.0 / scale
         offset = 0.5 / scale - 0.5
-        if ctm == "pytorch_half_pixel" and out_size == 1:
-            offset = 0.0
+        if ctm == "pytorch_half_pixel" and width == 1:
+            stride, offset = 1.0, -0.5
     elif ctm == "asymmetric":
         stride, offset = 1.0 / scale, 0.0
+    elif ctm == "half_pixel_symmetric":
+        stride = 1.0 / scale
+        offset = _symmetric_offset(out_size, in_size, scale) + 0.5 / scale - 0.5
     else:  # tf_half_pixel_for_nn
         stride, offset = 1.0 / scale, 0.5 / scale
     if stride > in_size:
@@ -1056,28 +1096,22 @@ def _resize_axis(mode: str, ctm: str, nearest_mode: str, in_size: int, out_size:
     return stride, offset
 
 
-def _resize_common(ctx: NodeContext, mode: str, ctm: str, nearest_mode: str, scales: list[float] | None,
-                   sizes: list[int] | None) -> list[Result]:
+def _resize_common(ctx: NodeContext, mode: str, ctm: str, nearest_mode: str, scl: list[float],
+                   out: list[int]) -> list[Result]:
+    """RESIZE for output sizes ``out`` with ONNX coordinate scales ``scl`` (one per axis)."""
     data = ctx.input(0)
     rank = data.rank
     if mode not in ("nearest", "linear", "bilinear"):
         raise ctx.error(f"mode '{mode}' is not supported (TOSA RESIZE has NEAREST and BILINEAR)")
     mode = "linear" if mode == "bilinear" else mode
-    if ctm not in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"):
+    if ctm not in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+                   "half_pixel_symmetric"):
         raise ctx.error(f"coordinate_transformation_mode '{ctm}' is not supported")
-    if sizes is not None:
-        out = [int(s) for s in sizes]
-        scl = [o / i for o, i in zip(out, data.shape)]
-    else:
-        assert scales is not None
-        scl = [float(s) for s in scales]
-        out = [int(math.floor(i * s)) for i, s in zip(data.shape, scl)]
     if len(out) != rank:
         raise ctx.error(f"scales/sizes have {len(out)} values for rank {rank}")
-    if rank < 2 or any(o != i for o, i in zip(out[:-2], data.shape[:-2])) \
-            or any(s != 1.0 for s in (scl[:-2] if sizes is None else [])):
-        raise ctx.error(f"resizing dimensions other than the last two (scales {scl}) is not supported "
-                        "(TOSA RESIZE resizes H and W of NHWC)")
+    if rank < 2 or any(o != i for o, i in zip(out[:-2], data.shape[:-2])):
+        raise ctx.error(f"resizing dimensions other than the last two ({list(data.shape)} -> {out}) is not "
+                        "supported (TOSA RESIZE resizes H and W of NHWC)")
     _require_nonempty(ctx, out)
     if data.kind not in (Kind.F32, Kind.F16, Kind.BF16) and not (mode == "nearest" and data.kind in (Kind.I8, Kind.I16)):
         raise ctx.error(f"{data.kind.value} input is not supported for mode {mode}")
@@ -1094,12 +1128,14 @@ def _resize_common(ctx: NodeContext, mode: str, ctm: str, nearest_mode: str, sca
     n = math.prod(lead)
     x = _reshape(ctx, ctx.tensor(0), (n, 1, data.shape[-2], data.shape[-1]))
     x = _transpose(ctx, x, NCHW_TO_NHWC)
+    stride = [float(np.float32(p[0])) for p in params]
+    offset = [float(np.float32(p[1])) for p in params]
+    border = [o - resize_output_dim(i, st, of, 0, 0)
+              for o, i, st, of in zip(out[-2:], data.shape[-2:], stride, offset)]
     r = ctx.g.value(
         ResizeOp, [x], _etype(x),
         output_size=[out[-2], out[-1]],
-        stride=[float(params[0][0]), float(params[1][0])],
-        offset=[float(params[0][1]), float(params[1][1])],
-        border=[0, 0], shift=0,
+        stride=stride, offset=offset, border=border, shift=0,
         mode=ResizeMode.NEAREST if mode == "nearest" else ResizeMode.BILINEAR,
     )
     r = _transpose(ctx, r, NHWC_TO_NCHW)
@@ -1110,11 +1146,12 @@ def _resize_common(ctx: NodeContext, mode: str, ctm: str, nearest_mode: str, sca
 def Resize(ctx: NodeContext) -> list[Result]:
     """Resize (opsets 10, 11, 13, 18, 19) on the last two axes via RESIZE's float mode (NCHW viewed
     as ``[N*C, 1, H, W]`` and transposed to NHWC). Supported: nearest (round_prefer_floor/ceil,
-    floor, ceil) and linear with half_pixel, pytorch_half_pixel, align_corners, asymmetric
-    (tf_half_pixel_for_nn for nearest), when RESIZE's fp32 stride/offset reproduce ONNX's sample
-    positions (checked per output index at import). Not supported: cubic, antialias,
-    tf_crop_and_resize, exclude_outside, half_pixel_symmetric, keep_aspect_ratio_policy other than
-    stretch, extrapolation."""
+    floor, ceil) and linear with half_pixel, half_pixel_symmetric, pytorch_half_pixel,
+    align_corners, asymmetric, tf_half_pixel_for_nn, and keep_aspect_ratio_policy stretch /
+    not_larger / not_smaller, when RESIZE's fp32 stride/offset reproduce ONNX's sample positions
+    (checked per output index at import; ``border`` is chosen so RESIZE's size rule gives ONNX's
+    output size). Not supported: cubic, antialias, exclude_outside, tf_crop_and_resize (needs
+    extrapolation outside the input)."""
     data = ctx.input(0)
     mode = ctx.attr("mode", "nearest")
     ctm = ctx.attr("coordinate_transformation_mode", "half_pixel" if ctx.opset >= 11 else "asymmetric")
@@ -1128,32 +1165,39 @@ def Resize(ctx: NodeContext) -> list[Result]:
     policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
     ctx.attr("cubic_coeff_a")
     ctx.attr("extrapolation_value")
-    if ctx.opset < 11:
-        scales = [float(s) for s in np.asarray(ctx.const(1, "scales")).reshape(-1)]
-        sizes = None
-    else:
-        scales_in = np.asarray(ctx.const(2, "scales")).reshape(-1) if ctx.has_input(2) else np.zeros(0)
-        sizes_in = np.asarray(ctx.const(3, "sizes")).reshape(-1) if ctx.has_input(3) else np.zeros(0)
-        axes = ctx.attr("axes")
-        rank = data.rank
-        ax = list(range(rank)) if axes is None else [_norm_axis(ctx, int(a), rank) for a in axes]
-        if scales_in.size:
-            scales = [1.0] * rank
-            for a, s in zip(ax, scales_in):
-                scales[a] = float(s)
-            sizes = None
-        elif sizes_in.size:
-            if policy != "stretch":
-                raise ctx.error(f"keep_aspect_ratio_policy '{policy}' is not supported")
-            sizes = list(data.shape)
-            for a, s in zip(ax, sizes_in):
-                sizes[a] = int(s)
-            scales = None
-        else:
-            raise ctx.error("one of scales and sizes is required")
+    rank = data.rank
     if mode == "cubic":
         raise ctx.error("mode 'cubic' is not supported (TOSA RESIZE has NEAREST and BILINEAR)")
-    return _resize_common(ctx, mode, ctm, nearest_mode, scales, sizes)
+    if ctx.opset < 11:
+        scl = [float(s) for s in np.asarray(ctx.const(1, "scales")).reshape(-1)]
+        out = [int(math.floor(i * s)) for i, s in zip(data.shape, scl)]
+        return _resize_common(ctx, mode, ctm, nearest_mode, scl, out)
+    scales_in = np.asarray(ctx.const(2, "scales")).reshape(-1) if ctx.has_input(2) else np.zeros(0)
+    sizes_in = np.asarray(ctx.const(3, "sizes")).reshape(-1) if ctx.has_input(3) else np.zeros(0)
+    axes = ctx.attr("axes")
+    ax = list(range(rank)) if axes is None else [_norm_axis(ctx, int(a), rank) for a in axes]
+    scl = [1.0] * rank
+    out = list(data.shape)
+    if scales_in.size:
+        for a, s in zip(ax, scales_in):
+            scl[a] = float(s)
+            out[a] = int(math.floor(data.shape[a] * float(s)))
+    elif sizes_in.size:
+        if policy == "stretch":
+            for a, s in zip(ax, sizes_in):
+                out[a] = int(s)
+                scl[a] = int(s) / data.shape[a]
+        elif policy in ("not_larger", "not_smaller"):
+            ratios = [int(s) / data.shape[a] for a, s in zip(ax, sizes_in)]
+            r = min(ratios) if policy == "not_larger" else max(ratios)
+            for a in ax:
+                scl[a] = r
+                out[a] = int(np.round(r * data.shape[a]))
+        else:
+            raise ctx.error(f"keep_aspect_ratio_policy '{policy}' is not supported")
+    else:
+        raise ctx.error("one of scales and sizes is required")
+    return _resize_common(ctx, mode, ctm, nearest_mode, scl, out)
 
 
 @lowering("Upsample")
@@ -1165,5 +1209,6 @@ def Upsample(ctx: NodeContext) -> list[Result]:
         scales = [float(s) for s in ctx.attr("scales")]
     else:
         scales = [float(s) for s in np.asarray(ctx.const(1, "scales")).reshape(-1)]
-    return _resize_common(ctx, mode, "asymmetric", "floor", scales, None)
+    out = [int(math.floor(i * s)) for i, s in zip(ctx.input(0).shape, scales)]
+    return _resize_common(ctx, mode, "asymmetric", "floor", scales, out)
 

@@ -1,0 +1,24 @@
+"""The ``buf`` dialect (bufferized level L2); see ``nnkiln.dialects.buf.ops``."""
+
+from __future__ import annotations
+
+from xdsl.ir import Dialect
+
+from nnkiln.dialects.buf.ops import (
+    AllocOp,
+    ConcatViewOp,
+    ConstOp,
+    CopyOp,
+    KernelOp,
+    ReshapeOp,
+    StaticAllocOp,
+    SubviewOp,
+    byte_size,
+    num_elements,
+    view_source,
+)
+
+BUF = Dialect("buf", [AllocOp, StaticAllocOp, ConstOp, KernelOp, CopyOp, ConcatViewOp, ReshapeOp, SubviewOp], [])
+
+__all__ = ["BUF", "AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp",
+           "SubviewOp", "byte_size", "num_elements", "view_source"]

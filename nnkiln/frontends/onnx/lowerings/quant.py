@@ -1,0 +1,723 @@
+"""Quantization family: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv,
+QLinearMatMul, ConvInteger, MatMulInteger, and the QDQ fusion that runs quantized models as integer TOSA.
+
+Integer arithmetic follows TOSA 0.30: convolutions and matmuls take int8 operands with zero points and
+accumulate in int32 (CONV2D §2.3.3, MATMUL §2.3.8, FULLY_CONNECTED §2.3.7); requantization is one
+RESCALE (§2.13.2) whose (multiplier, shift) come from ``compute_scale_32`` (single rounding, round half
+up; ONNX/onnxruntime round the real product half to even, so results can differ by 1 LSB at exact
+halves). Per-channel scales use ``per_channel`` RESCALE along the last (channels-last) axis.
+
+uint8: TOSA 0.30 allows uint8 only in RESCALE, so a uint8 tensor ``x`` with zero point ``z`` is used as
+the int8 tensor ``x - 128`` with zero point ``z - 128`` (RESCALE u8→i8, exact), and uint8 results are
+produced in int8 and shifted back by a final RESCALE i8→u8.
+
+QuantizeLinear (float → int): ``y = saturate(round_half_even(x / scale) + zp)``; lowered as MUL by the
+reciprocal of the scale (TOSA 0.30 has no float division: a 1-ulp difference of the quotient can move
+an exact half), CLAMP to a safe range, CAST f32→i32 (rounds half to even, spec decision of CAST),
+ADD zero point, CLAMP to the output range, and a narrowing CAST (unsigned outputs via RESCALE).
+DequantizeLinear (int → float): widen to int32, SUB zero point, CAST to float, MUL scale — exactly ONNX's
+``(x - zp) * scale`` in fp32.
+
+QDQ fusion: a DequantizeLinear returns a ``DequantizedValue`` (a ``TensorValue`` that remembers the
+integer tensor, scale and zero point, and emits its float path only if some lowering asks for its IR
+value). The lowerings of Conv, MatMul, Gemm, Add, Relu, Clip, MaxPool, AveragePool, GlobalAveragePool,
+Concat and the data-movement ops (Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity) are wrapped:
+when all float inputs of the node are DequantizeLinear results and the node's only consumers are
+QuantizeLinear nodes with one constant per-tensor scale and zero point, the node is emitted in integer
+arithmetic and the QuantizeLinear returns that integer tensor; otherwise the original float lowering
+runs (and the DequantizeLinear float path is emitted on demand).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
+from nnkiln.frontends.common.broadcast import reshape
+from nnkiln.frontends.common.layout import transpose, transpose_const
+from nnkiln.frontends.common.quant import compute_scale_32
+from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
+from nnkiln.frontends.onnx.lowerings import LOWERINGS, lowering
+
+Result = list[Any]
+
+I8, I16, I32, U8, U16, F32, F16, BF16 = (Kind.I8, Kind.I16, Kind.I32, Kind.U8, Kind.U16, Kind.F32, Kind.F16,
+                                         Kind.BF16)
+_NP = {I8: np.int8, I16: np.int16, I32: np.int32, U8: np.uint8, U16: np.uint16, F32: np.float32,
+       F16: np.float16}
+_RANGE = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32767), U16: (0, 65535), I32: (-(1 << 31), (1 << 31) - 1)}
+#: unsigned kind → (signed kind of the same width, offset): signed = unsigned - offset
+_SIGNED = {U8: (I8, 128), U16: (I16, 32768), I8: (I8, 0), I16: (I16, 0), I32: (I32, 0)}
+_Q_KINDS = (I8, U8, I16, U16)
+_DQ_KINDS = (I8, U8, I16, U16, I32)
+_ONNX_ELEM = {2: U8, 3: I8, 4: U16, 5: I16, 6: I32}
+_UNSUPPORTED_ELEM = {17: "float8e4m3fn", 18: "float8e4m3fnuz", 19: "float8e5m2", 20: "float8e5m2fnuz",
+                     21: "uint4", 22: "int4", 23: "float4e2m1", 25: "uint2", 26: "int2", 24: "float8e8m0"}
+
+
+# ------------------------------------------------------------------------------------------------
+# small helpers
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())  # type: ignore[attr-defined]
+
+
+def _kind(v: SSAValue) -> Kind:
+    k = kind_of(v.type)
+    assert k is not None
+    return k
+
+
+def _emit(ctx: NodeContext, cls: type, operands: Sequence[Any], kind: Kind, **attrs: Any) -> SSAValue:
+    return ctx.g.value(cls, operands, element_type(kind), **attrs)
+
+
+def _const(ctx: NodeContext, arr: np.ndarray, kind: Kind) -> SSAValue:
+    from xdsl.dialects.builtin import TensorType
+
+    a = np.ascontiguousarray(np.asarray(arr).astype(_NP[kind]))
+    return ctx.g.const(a, TensorType(element_type(kind), a.shape))
+
+
+def _scalar_const(ctx: NodeContext, value: float | int, kind: Kind, rank: int) -> SSAValue:
+    return _const(ctx, np.full((1,) * rank, value), kind)
+
+
+def rescale(ctx: NodeContext, x: SSAValue, out_kind: Kind, *, input_zp: int = 0, output_zp: int = 0,
+            scale: float | Sequence[float] = 1.0, per_channel: bool = False) -> SSAValue:
+    """RESCALE (spec §2.13.2) of ``x`` by a real ``scale`` (a list along the last axis if
+    ``per_channel``), with (multiplier, shift) from ``compute_scale_32`` and single rounding. Ranks
+    other than 1..4 are reshaped around the op (signed kinds only; RESHAPE has no unsigned types)."""
+    from nnkiln.dialects.tosa.ops_type_conversion import RescaleOp
+
+    scales = [float(s) for s in (scale if isinstance(scale, (list, tuple, np.ndarray)) else [scale])]
+    if per_channel and len(set(scales)) == 1:
+        per_channel, scales = False, scales[:1]
+    try:
+        pairs = [compute_scale_32(s) if s != 1.0 else (1 << 30, 30) for s in scales]
+    except ValueError as err:
+        raise ctx.error(f"a requantization scale is not supported: {err}") from None
+    shape = _shape(x)
+    if 1 <= len(shape) <= 4:
+        flat = shape
+    elif per_channel:
+        flat = (int(np.prod(shape[:-1], dtype=np.int64)), shape[-1]) if len(shape) > 1 else (1, 1)
+    else:
+        flat = (int(np.prod(shape, dtype=np.int64)),)
+    if flat != shape and (_kind(x) in (U8, U16) or out_kind in (U8, U16)):
+        raise ctx.error(f"unsigned tensors of rank {len(shape)} are not supported (RESCALE takes ranks 1..4 "
+                        "and RESHAPE has no unsigned types)")
+    xin = reshape(ctx.g, x, flat)
+    y = _emit(ctx, RescaleOp, [xin], out_kind, input_zp=int(input_zp), output_zp=int(output_zp),
+              multiplier=[m for m, _ in pairs], shift=[s for _, s in pairs], scale32=True, double_round=False,
+              per_channel=per_channel)
+    return reshape(ctx.g, y, shape)
+
+
+def to_signed(ctx: NodeContext, tv: TensorValue, zp: int) -> tuple[SSAValue, int]:
+    """An 8/16/32-bit integer value as the signed kind of its width: (value, zero point)."""
+    signed, off = _SIGNED[tv.kind]
+    if tv.is_const:
+        arr = np.asarray(tv.const).astype(np.int64) - off
+        return _const(ctx, arr, signed), int(zp) - off
+    v = ctx.importer.materialize(tv)
+    if off:
+        v = rescale(ctx, v, signed, input_zp=off)
+    return v, int(zp) - off
+
+
+def widen_i32(ctx: NodeContext, v: SSAValue) -> SSAValue:
+    """An integer IR value as int32, exactly."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+    k = _kind(v)
+    if k is I32:
+        return v
+    if k in (I8, I16):
+        return _emit(ctx, CastOp, [v], I32)
+    if k is U8:
+        return _emit(ctx, CastOp, [rescale(ctx, v, I16)], I32)
+    if k is U16:
+        c = _emit(ctx, CastOp, [rescale(ctx, v, I16, input_zp=32768)], I32)
+        return _emit(ctx, AddOp, [c, _scalar_const(ctx, 32768, I32, len(_shape(v)))], I32)
+    raise ctx.error(f"{k.value} values are not supported here")
+
+
+def narrow_i32(ctx: NodeContext, v: SSAValue, kind: Kind) -> SSAValue:
+    """An int32 value already within ``kind``'s range converted to ``kind`` (exact)."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import SubOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+    if kind is I32:
+        return v
+    if kind in (I8, I16):
+        return _emit(ctx, CastOp, [v], kind)
+    signed, off = _SIGNED[kind]
+    c = _emit(ctx, SubOp, [v, _scalar_const(ctx, off, I32, len(_shape(v)))], I32)
+    return rescale(ctx, _emit(ctx, CastOp, [c], signed), kind, output_zp=off)
+
+
+def requantize(ctx: NodeContext, x: SSAValue, input_zp: int, scale: float | Sequence[float], out_kind: Kind,
+               out_zp: int, per_channel: bool = False, lo: int | None = None) -> SSAValue:
+    """RESCALE int8/int16/int32 ``x`` (zero point ``input_zp``) by ``scale`` to ``out_kind`` with zero point
+    ``out_zp``, optionally clamped below at ``lo`` (a quantized value of ``out_kind``; fused ReLU)."""
+    from nnkiln.dialects.tosa.ops_activation import ClampOp
+
+    signed, off = _SIGNED[out_kind]
+    if _kind(x) is U8:
+        x, input_zp = rescale(ctx, x, I8, input_zp=128), input_zp - 128
+    y = rescale(ctx, x, signed, input_zp=input_zp if _kind(x) in (I8, U8) else 0, output_zp=out_zp - off,
+                scale=scale, per_channel=per_channel) if _kind(x) in (I8,) or input_zp == 0 else None
+    if y is None:  # int16/int32 inputs need a zero input_zp: subtract it in int32 first
+        from nnkiln.dialects.tosa.ops_elementwise_binary import SubOp
+
+        x32 = widen_i32(ctx, x)
+        x32 = _emit(ctx, SubOp, [x32, _scalar_const(ctx, input_zp, I32, len(_shape(x32)))], I32)
+        y = rescale(ctx, x32, signed, output_zp=out_zp - off, scale=scale, per_channel=per_channel)
+    if lo is not None and lo - off > _RANGE[signed][0]:
+        y = _emit(ctx, ClampOp, [y], signed, min_val=int(lo - off), max_val=int(_RANGE[signed][1]))
+    if off:
+        y = rescale(ctx, y, out_kind, output_zp=off)
+    return y
+
+
+def _scalar_of(ctx: NodeContext, arr: np.ndarray | None, what: str, default: float = 0) -> Any:
+    if arr is None:
+        return default
+    a = np.asarray(arr)
+    if a.size != 1:
+        raise ctx.error(f"a per-axis {what} (shape {list(a.shape)}) is not supported here")
+    return a.reshape(-1)[0].item()
+
+
+def _scale_vec(ctx: NodeContext, arr: np.ndarray, what: str) -> np.ndarray:
+    a = np.asarray(arr, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise ctx.error(f"{what} {a.tolist()[:8]} must be positive and finite; other scales are not supported")
+    return a
+
+
+def _axis_shape(rank: int, axis: int, n: int) -> tuple[int, ...]:
+    s = [1] * rank
+    s[axis] = n
+    return tuple(s)
+
+
+# ------------------------------------------------------------------------------------------------
+# DequantizeLinear / QuantizeLinear
+
+
+@dataclasses.dataclass
+class QuantInfo:
+    """How a float value is represented by an integer tensor: ``real = (q - zp) * scale``; ``scale`` and
+    ``zp`` are 1-D arrays (length 1 for per-tensor, else along ``axis``)."""
+
+    q: TensorValue
+    scale: np.ndarray
+    zp: np.ndarray
+    axis: int
+
+    @property
+    def per_tensor(self) -> bool:
+        return self.scale.size == 1 and self.zp.size == 1
+
+    @property
+    def s(self) -> float:
+        return float(self.scale.reshape(-1)[0])
+
+    @property
+    def z(self) -> int:
+        return int(self.zp.reshape(-1)[0])
+
+
+class DequantizedValue(TensorValue):
+    """A float value known as a quantized tensor; its float IR value is emitted only on demand."""
+
+    def __init__(self, shape: tuple[int, ...], kind: Kind, info: QuantInfo, emit: Callable[[], SSAValue],
+                 const: np.ndarray | None = None):
+        self._ssa_value: SSAValue | None = None
+        self._emit_fn = emit
+        self.info = info
+        super().__init__(shape, kind, None, const)
+
+    @property  # type: ignore[override]
+    def ssa(self) -> SSAValue | None:
+        if self._ssa_value is None and self.const is None:
+            self._ssa_value = self._emit_fn()
+        return self._ssa_value
+
+    @ssa.setter
+    def ssa(self, value: SSAValue | None) -> None:
+        if value is not None:
+            self._ssa_value = value
+
+
+def _zp_array(ctx: NodeContext, idx: int, scale: np.ndarray, default_kind: Kind) -> tuple[np.ndarray, Kind]:
+    """Zero point input ``idx`` (or zeros of ``default_kind``) and the quantized kind it implies."""
+    if ctx.has_input(idx):
+        zv = ctx.input(idx)
+        zp = np.asarray(ctx.const(idx, "zero point"))
+        kind = _elem_kind_of_array(ctx, zp, zv.kind)
+        return zp.astype(np.int64).reshape(-1) if zp.ndim else zp.astype(np.int64).reshape(1), kind
+    return np.zeros(1, np.int64), default_kind
+
+
+def _elem_kind_of_array(ctx: NodeContext, arr: np.ndarray, kind: Kind) -> Kind:
+    name = np.dtype(arr.dtype).name
+    if name in ("int8", "uint8", "int16", "uint16", "int32"):
+        return {"int8": I8, "uint8": U8, "int16": I16, "uint16": U16, "int32": I32}[name]
+    raise ctx.error(f"quantized type {name} is not supported (TOSA 0.30 has no float8/int4 arithmetic)")
+
+
+def _check_block(ctx: NodeContext) -> None:
+    if int(ctx.attr("block_size", 0) or 0) > 0:
+        raise ctx.error("blocked quantization (block_size > 0) is not supported")
+
+
+def _per_axis(ctx: NodeContext, rank: int, scale: np.ndarray, zp: np.ndarray) -> int:
+    axis = int(ctx.attr("axis", 1))
+    if scale.size > 1 or zp.size > 1 or np.asarray(ctx.const(1, "scale")).ndim == 1 and scale.size > 1:
+        if axis < 0:
+            axis += rank
+        if not 0 <= axis < rank:
+            raise ctx.error(f"axis {ctx.attr('axis', 1)} is out of range for rank {rank}")
+    else:
+        axis = axis + rank if axis < 0 else axis
+    return axis
+
+
+def dequantize_ir(ctx: NodeContext, q: SSAValue, scale: np.ndarray, zp: np.ndarray, axis: int,
+                  out_kind: Kind) -> SSAValue:
+    """``(q - zp) * scale`` in ``out_kind`` for a run-time integer ``q`` (per-tensor or along ``axis``)."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp, SubOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+    shape = _shape(q)
+    rank = len(shape)
+    x = widen_i32(ctx, q)
+    zshape = _axis_shape(rank, axis, zp.size) if zp.size > 1 else (1,) * rank
+    if np.any(zp != 0):
+        x = _emit(ctx, SubOp, [x, _const(ctx, zp.reshape(zshape), I32)], I32)
+    f = _emit(ctx, CastOp, [x], out_kind)
+    sshape = _axis_shape(rank, axis, scale.size) if scale.size > 1 else (1,) * rank
+    return _emit(ctx, MulOp, [f, _const(ctx, scale.astype(np.float32).reshape(sshape), out_kind)], out_kind)
+
+
+@lowering("DequantizeLinear")
+def DequantizeLinear(ctx: NodeContext) -> Result:
+    """DequantizeLinear (opsets 10, 13, 19, 21, 23): ``y = (x - x_zero_point) * x_scale``.
+
+    Per-tensor or per-axis (``axis``) scales and zero points, which must be constants; int8, uint8,
+    int16, uint16 and int32 inputs; float8/int4 and ``block_size > 0`` are not supported. The float
+    result is a ``DequantizedValue`` (see the module docstring); constants are dequantized at import."""
+    _check_block(ctx)
+    xv = ctx.input(0)
+    if xv.is_const:
+        kind = _elem_kind_of_array(ctx, np.asarray(xv.const), xv.kind)
+    else:
+        kind = xv.kind
+    if kind not in _DQ_KINDS:
+        raise ctx.error(f"{kind.value} input is not supported")
+    sv = ctx.input(1)
+    if sv.kind not in (F32, F16):
+        raise ctx.error(f"a {sv.kind.value} scale is not supported")
+    out_kind = sv.kind
+    out_dtype = ctx.attr("output_dtype", 0)
+    if out_dtype and out_dtype not in (1, 10):
+        raise ctx.error(f"output_dtype {out_dtype} is not supported")
+    if out_dtype:
+        out_kind = F32 if out_dtype == 1 else F16
+    scale_raw = np.asarray(ctx.const(1, "scale"))
+    scale = scale_raw.astype(np.float64).reshape(-1)
+    zp, zkind = _zp_array(ctx, 2, scale, kind)
+    if scale.size > 1 and scale_raw.ndim != 1 or zp.size not in (1, scale.size):
+        raise ctx.error(f"scale shape {list(scale_raw.shape)} / zero point size {zp.size} are not supported "
+                        "(per-tensor or 1-D per-axis only)")
+    axis = _per_axis(ctx, xv.rank, scale, zp)
+    if scale.size > 1 and xv.shape[axis] != scale.size:
+        raise ctx.error(f"scale has {scale.size} values but axis {axis} has size {xv.shape[axis]}")
+    if kind is I32 and np.any(zp != 0):
+        raise ctx.error("an int32 input with a non-zero zero point is not supported")
+    info = QuantInfo(xv, scale, zp, axis)
+    fdt = np.float32 if out_kind is F32 else np.float16
+    if xv.is_const:
+        x = np.asarray(xv.const).astype(np.int64)
+        zb = zp.reshape(_axis_shape(xv.rank, axis, zp.size)) if zp.size > 1 else zp.reshape(())
+        sb = scale_raw.astype(np.float32).reshape(_axis_shape(xv.rank, axis, scale.size)) if scale.size > 1 \
+            else scale_raw.astype(np.float32).reshape(())
+        y = ((x - zb).astype(np.float32) * sb).astype(fdt)
+        return [DequantizedValue(tuple(xv.shape), out_kind, info, lambda: None, const=y)]  # type: ignore[arg-type,return-value]
+    scale_f = scale_raw.astype(np.float32).reshape(-1).astype(np.float64)
+
+    def emit() -> SSAValue:
+        return dequantize_ir(ctx, ctx.importer.materialize(xv), scale_f, zp, axis, out_kind)
+
+    return [DequantizedValue(tuple(xv.shape), out_kind, info, emit)]
+
+
+def _q_out_kind(ctx: NodeContext) -> tuple[Kind, np.ndarray]:
+    """(output kind, zero points) of QuantizeLinear / the output side of QLinear ops."""
+    scale = np.asarray(ctx.const(1, "scale")).reshape(-1)
+    if ctx.has_input(2):
+        zp, kind = _zp_array(ctx, 2, scale, U8)
+    else:
+        od = int(ctx.attr("output_dtype", 0) or 0)
+        if od in _UNSUPPORTED_ELEM:
+            raise ctx.error(f"output type {_UNSUPPORTED_ELEM[od]} is not supported")
+        kind = _ONNX_ELEM.get(od, U8) if od else U8
+        zp = np.zeros(1, np.int64)
+    if kind not in _Q_KINDS:
+        raise ctx.error(f"{kind.value} output is not supported")
+    return kind, zp
+
+
+def quantize_ir(ctx: NodeContext, x: SSAValue, scale: np.ndarray, zp: np.ndarray, axis: int, kind: Kind) -> SSAValue:
+    """``saturate(round_half_even(x / scale) + zp)`` as ``kind`` (see the module docstring)."""
+    from nnkiln.dialects.tosa.ops_activation import ClampOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+    shape = _shape(x)
+    rank = len(shape)
+    fk = _kind(x)
+    sshape = _axis_shape(rank, axis, scale.size) if scale.size > 1 else (1,) * rank
+    inv = (1.0 / scale.astype(np.float32).astype(np.float64)).astype(np.float32)
+    v = _emit(ctx, MulOp, [x, _const(ctx, inv.reshape(sshape), fk)], fk)
+    big = float(1 << 20) if fk is F32 else 60000.0
+    v = _emit(ctx, ClampOp, [v], fk, min_val=-big, max_val=big)
+    q = _emit(ctx, CastOp, [v], I32)
+    if np.any(zp != 0):
+        zshape = _axis_shape(rank, axis, zp.size) if zp.size > 1 else (1,) * rank
+        q = _emit(ctx, AddOp, [q, _const(ctx, zp.reshape(zshape), I32)], I32)
+    lo, hi = _RANGE[kind]
+    q = _emit(ctx, ClampOp, [q], I32, min_val=lo, max_val=hi)
+    return narrow_i32(ctx, q, kind)
+
+
+@lowering("QuantizeLinear")
+def QuantizeLinear(ctx: NodeContext) -> Result:
+    """QuantizeLinear (opsets 10, 13, 19, 21, 23): ``y = saturate(round(x / y_scale) + y_zero_point)``,
+    rounding half to even. Per-tensor or per-axis constant scales / zero points; int8, uint8, int16 and
+    uint16 outputs (``output_dtype`` when there is no zero point; default uint8). Float8/int4 outputs and
+    ``block_size > 0`` are not supported. When the input comes from a fused integer op (see the module
+    docstring) with the same scale and zero point, that integer tensor is the result."""
+    _check_block(ctx)
+    xv = ctx.input(0)
+    if xv.kind not in (F32, F16) and not (xv.is_const and np.asarray(xv.const).dtype.kind == "f"):
+        if xv.kind is I32:
+            pass
+        else:
+            raise ctx.error(f"{xv.kind.value} input is not supported")
+    kind, zp = _q_out_kind(ctx)
+    scale_raw = np.asarray(ctx.const(1, "scale"))
+    scale = _scale_vec(ctx, scale_raw, "scale")
+    if scale.size > 1 and scale_raw.ndim != 1 or zp.size not in (1, scale.size):
+        raise ctx.error(f"scale shape {list(scale_raw.shape)} is not supported (per-tensor or 1-D per-axis only)")
+    axis = _per_axis(ctx, xv.rank, scale, zp)
+    fused = getattr(xv, "fused", None)
+    if isinstance(xv, DequantizedValue) and fused is not None and scale.size == 1 and zp.size == 1:
+        fq, fs, fz, fk = fused
+        if fk is kind and fz == int(zp[0]) and np.float32(fs) == np.float32(scale[0]):
+            return [fq]
+    if xv.is_const:
+        x = np.asarray(xv.const).astype(np.float32)
+        sb = scale_raw.astype(np.float32)
+        zb = zp
+        if scale.size > 1:
+            sb = sb.reshape(_axis_shape(xv.rank, axis, scale.size))
+        else:
+            sb = sb.reshape(())
+        zb = zp.reshape(_axis_shape(xv.rank, axis, zp.size)) if zp.size > 1 else zp.reshape(())
+        lo, hi = _RANGE[kind]
+        y = np.clip(np.rint(x / sb).astype(np.float64) + zb, lo, hi).astype(_NP[kind])
+        return [y]
+    x = ctx.importer.materialize(xv)
+    if xv.kind is I32:
+        from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+        x = _emit(ctx, CastOp, [x], F32)
+    return [quantize_ir(ctx, x, scale_raw.astype(np.float32).reshape(-1).astype(np.float64), zp, axis, kind)]
+
+
+@lowering("DynamicQuantizeLinear")
+def DynamicQuantizeLinear(ctx: NodeContext) -> Result:
+    """DynamicQuantizeLinear (opset 11): uint8 quantization with a scale computed from the data's range.
+    The scale depends on the data, so only constant inputs are supported (folded at import)."""
+    xv = ctx.input(0)
+    if not xv.is_const:
+        raise ctx.error("a run-time input is not supported (the scale depends on the data; TOSA 0.30 "
+                        "quantization parameters are attributes)")
+    x = np.asarray(xv.const).astype(np.float32)
+    lo = min(0.0, float(x.min())) if x.size else 0.0
+    hi = max(0.0, float(x.max())) if x.size else 0.0
+    scale = np.float32((hi - lo) / 255.0)
+    if scale == 0:
+        zp = np.uint8(0)
+        y = np.zeros(x.shape, np.uint8)
+    else:
+        zpf = np.clip(np.rint(np.float32(0 - lo) / scale), 0, 255)
+        zp = np.uint8(zpf)
+        y = np.clip(np.rint(x / scale) + zpf, 0, 255).astype(np.uint8)
+    return [y, np.array(scale, np.float32), np.array(zp, np.uint8)]
+
+
+# ------------------------------------------------------------------------------------------------
+# integer convolution and matmul cores
+
+
+def _weight_i8(ctx: NodeContext, wv: TensorValue, wzp: np.ndarray, what: str) -> tuple[TensorValue, int]:
+    """Weights as int8 with one zero point. Constant weights with per-channel zero points (axis 0) are
+    shifted at import (``w - zp[c]`` must then fit int8); run-time weights need a scalar zero point."""
+    if wzp.size == 1:
+        if wv.is_const:
+            arr = np.asarray(wv.const).astype(np.int64)
+            signed, off = _SIGNED[_elem_kind_of_array(ctx, np.asarray(wv.const), wv.kind)]
+            if signed is not I8:
+                raise ctx.error(f"{what} of type {np.asarray(wv.const).dtype} is not supported (int8/uint8 only)")
+            return TensorValue.constant((arr - off).astype(np.int8)), int(wzp[0]) - off
+        if wv.kind not in (I8, U8):
+            raise ctx.error(f"{what} of type {wv.kind.value} is not supported (int8/uint8 only)")
+        v, z = to_signed(ctx, wv, int(wzp[0]))
+        return TensorValue.of(v), z
+    if not wv.is_const:
+        raise ctx.error(f"per-channel zero points of a run-time {what} are not supported")
+    arr = np.asarray(wv.const).astype(np.int64)
+    shifted = arr - wzp.reshape((-1,) + (1,) * (arr.ndim - 1))
+    if shifted.min(initial=0) < -128 or shifted.max(initial=0) > 127:
+        raise ctx.error(f"{what} minus its per-channel zero points does not fit int8; not supported")
+    return TensorValue.constant(shifted.astype(np.int8)), 0
+
+
+def conv_i32(ctx: NodeContext, x: SSAValue, x_zp: int, wv: TensorValue, w_zp: int,
+             bias: np.ndarray | None) -> tuple[SSAValue, int]:
+    """Integer Conv of int8 NCHW (or NCL) ``x`` with int8 weights ``wv`` (M, C/g, K..): the int32
+    accumulator in channels-last layout (1-D as [N, 1, L, M]) and the number of spatial axes. Geometry
+    attributes are read from ``ctx`` as ONNX Conv defines them (see nn_conv for the exact-division rules)."""
+    from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
+    from nnkiln.dialects.tosa.ops_tensor import Conv2DOp, DepthwiseConv2DOp
+    from nnkiln.frontends.onnx.lowerings.nn_conv import (
+        spatial_attrs,
+        to_channels_last,
+        trim_input,
+        window_geometry,
+        slice_value,
+    )
+
+    xs = _shape(x)
+    k = len(xs) - 2
+    if k not in (1, 2) or len(wv.shape) != len(xs):
+        raise ctx.error(f"an integer convolution with input rank {len(xs)} is not supported (1-D and 2-D only)")
+    kernel = list(wv.shape[2:])
+    in_sizes = list(xs[2:])
+    strides, dilations, pairs = spatial_attrs(ctx, in_sizes, kernel)
+    group = int(ctx.attr("group", 1))
+    ctx.attr("kernel_shape")
+    c_in, m_out = xs[1], wv.shape[0]
+    if group < 1 or c_in % group or m_out % group or wv.shape[1] * group != c_in:
+        raise ctx.error(f"group {group} does not fit input channels {c_in} and weight {list(wv.shape)}")
+    geo = [window_geometry(s, kk, st, d, b, e, False) for s, kk, st, d, (b, e) in
+           zip(in_sizes, kernel, strides, dilations, pairs)]
+    if any(o < 1 for o, _ in geo):
+        raise ctx.error(f"the kernel {kernel} is larger than the padded input {in_sizes}")
+    xl = to_channels_last(ctx, x)
+    xl, ends = trim_input(ctx, xl, [e for _, e in geo])
+    begins = [b for b, _ in pairs]
+    if k == 1:
+        kernel, strides, dilations, begins, ends = [1] + kernel, [1] + strides, [1] + dilations, [0] + begins, [0] + ends
+    pad = [p for b, e in zip(begins, ends) for p in (b, e)]
+    attrs = dict(pad=pad, stride=strides, dilation=dilations, input_zp=int(x_zp), weight_zp=int(w_zp))
+    b = np.zeros(m_out, np.int64) if bias is None else np.asarray(bias).astype(np.int64).reshape(-1)
+    if b.size != m_out:
+        raise ctx.error(f"bias has {b.size} values, expected {m_out}")
+    w4 = (m_out, wv.shape[1], *kernel)
+
+    def weight(perm: Sequence[int], shape: Sequence[int]) -> SSAValue:
+        if wv.is_const:
+            return _const(ctx, transpose_const(np.asarray(wv.const).reshape(shape), perm), I8)
+        return transpose(ctx.g, reshape(ctx.g, ctx.importer.materialize(wv), shape), perm)
+
+    if group == 1:
+        y = _emit(ctx, Conv2DOp, [xl, weight((0, 2, 3, 1), w4), _const(ctx, b, I32)], I32, **attrs)
+    elif group == c_in:
+        mult = m_out // c_in
+        y = _emit(ctx, DepthwiseConv2DOp, [xl, weight((2, 3, 0, 1), (c_in, mult, *kernel)), _const(ctx, b, I32)],
+                  I32, **attrs)
+    else:
+        cg, mg = c_in // group, m_out // group
+        w = weight((0, 2, 3, 1), w4)
+        shp = _shape(xl)
+        parts = []
+        for gi in range(group):
+            xg = slice_value(ctx, xl, [0, 0, 0, gi * cg], [shp[0], shp[1], shp[2], cg])
+            wsh = _shape(w)
+            wg = slice_value(ctx, w, [gi * mg, 0, 0, 0], [mg, *wsh[1:]])
+            parts.append(_emit(ctx, Conv2DOp, [xg, wg, _const(ctx, b[gi * mg:(gi + 1) * mg], I32)], I32, **attrs))
+        y = _emit(ctx, ConcatOp, [parts], I32, axis=3)
+    return y, k
+
+
+def _from_channels_last(ctx: NodeContext, y: SSAValue, k: int) -> SSAValue:
+    from nnkiln.frontends.onnx.lowerings.nn_conv import to_channels_first
+
+    if _kind(y) in (U8, U16):  # RESHAPE/TRANSPOSE have no unsigned types: move back in int8 first
+        raise AssertionError("unsigned layout change")
+    return to_channels_first(ctx, y, k)
+
+
+def _finish_conv(ctx: NodeContext, acc: SSAValue, k: int, scale: np.ndarray, out_kind: Kind, out_zp: int,
+                 lo: int | None = None) -> SSAValue:
+    """Requantize a channels-last int32 accumulator and return it in ONNX layout as ``out_kind``."""
+    signed, off = _SIGNED[out_kind]
+    y = requantize(ctx, acc, 0, list(scale), signed, out_zp - off, per_channel=scale.size > 1,
+                   lo=None if lo is None else lo - off)
+    y = _from_channels_last(ctx, y, k)
+    if off:
+        y = rescale(ctx, y, out_kind, output_zp=off)
+    return y
+
+
+def matmul_i32(ctx: NodeContext, a: SSAValue, a_zp: int, bv: TensorValue, b_zp: int) -> SSAValue:
+    """int8 ``a`` [.., M, K] × int8 ``bv`` [.., K, N] (numpy batch broadcasting) → int32 [.., M, N]."""
+    from nnkiln.dialects.tosa.ops_tensor import MatMulOp
+
+    a_shape = _shape(a)
+    b_shape = tuple(bv.shape)
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise ctx.error("integer matmuls of 1-D operands are not supported")
+    m, kk = a_shape[-2:]
+    k2, n = b_shape[-2:]
+    if kk != k2:
+        raise ctx.error(f"inner dimensions differ: {list(a_shape)} x {list(b_shape)}")
+    a_b, b_b = math.prod(a_shape[:-2]), math.prod(b_shape[:-2])
+    batch = tuple(int(d) for d in np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
+    nb = math.prod(batch)
+    if b_b == 1:
+        if a_b != nb:
+            raise ctx.error("broadcasting A's batch is not supported")
+        a3 = reshape(ctx.g, a, (1, nb * m, kk))
+        b3 = _const(ctx, np.asarray(bv.const).reshape(1, kk, n), I8) if bv.is_const else \
+            reshape(ctx.g, ctx.importer.materialize(bv), (1, kk, n))
+    elif a_b == nb and b_b == nb:
+        a3 = reshape(ctx.g, a, (nb, m, kk))
+        b3 = _const(ctx, np.asarray(bv.const).reshape(nb, kk, n), I8) if bv.is_const else \
+            reshape(ctx.g, ctx.importer.materialize(bv), (nb, kk, n))
+    else:
+        raise ctx.error("broadcasting batch dimensions of integer matmuls is not supported")
+    y = _emit(ctx, MatMulOp, [a3, b3], I32, A_zp=int(a_zp), B_zp=int(b_zp))
+    return reshape(ctx.g, y, (*batch, m, n))
+
+
+def _act_i8(ctx: NodeContext, idx: int, zp: np.ndarray, what: str) -> tuple[SSAValue, int]:
+    v = ctx.input(idx)
+    kind = _elem_kind_of_array(ctx, np.asarray(v.const), v.kind) if v.is_const else v.kind
+    if kind not in (I8, U8):
+        raise ctx.error(f"{what} of type {kind.value} is not supported (int8/uint8 only)")
+    if zp.size != 1:
+        raise ctx.error(f"a per-axis zero point of {what} is not supported")
+    return to_signed(ctx, v if not v.is_const else TensorValue.constant(np.asarray(v.const)), int(zp[0]))
+
+
+def _zp_input(ctx: NodeContext, idx: int) -> np.ndarray:
+    if not ctx.has_input(idx):
+        return np.zeros(1, np.int64)
+    return np.asarray(ctx.const(idx, "zero point")).astype(np.int64).reshape(-1)
+
+
+def _out_kind_of_zp(ctx: NodeContext, idx: int) -> Kind:
+    if not ctx.has_input(idx):
+        return U8
+    v = ctx.input(idx)
+    return _elem_kind_of_array(ctx, np.asarray(v.const), v.kind) if v.is_const else v.kind
+
+
+@lowering("QLinearConv")
+def QLinearConv(ctx: NodeContext) -> Result:
+    """QLinearConv (opset 10): int8/uint8 Conv with per-tensor input/output and per-tensor or per-output-
+    channel weight quantization; int32 bias (scale x_scale·w_scale). CONV2D / DEPTHWISE_CONV2D in int8
+    with zero points → int32 → RESCALE by x_scale·w_scale/y_scale (per channel) to the output type."""
+    x_scale = _scale_vec(ctx, ctx.const(1, "x_scale"), "x_scale")
+    x_zp = _zp_input(ctx, 2)
+    w_scale = _scale_vec(ctx, ctx.const(4, "w_scale"), "w_scale")
+    w_zp = _zp_input(ctx, 5)
+    y_scale = _scale_vec(ctx, ctx.const(6, "y_scale"), "y_scale")
+    y_zp = _zp_input(ctx, 7)
+    out_kind = _out_kind_of_zp(ctx, 7)
+    if out_kind not in (I8, U8) or x_scale.size != 1 or y_scale.size != 1 or y_zp.size != 1:
+        raise ctx.error("only per-tensor int8/uint8 input and output quantization is supported")
+    x, xz = _act_i8(ctx, 0, x_zp, "x")
+    w, wz = _weight_i8(ctx, ctx.input(3), w_zp, "w")
+    bias = ctx.optional_const(8, "bias")
+    acc, k = conv_i32(ctx, x, xz, w, wz, bias)
+    m = w.shape[0]
+    scale = np.broadcast_to(x_scale[0] * w_scale / y_scale[0], (m,)) if w_scale.size > 1 else x_scale * w_scale / y_scale
+    return [_finish_conv(ctx, acc, k, np.asarray(scale), out_kind, int(y_zp[0]))]
+
+
+@lowering("ConvInteger")
+def ConvInteger(ctx: NodeContext) -> Result:
+    """ConvInteger (opset 10): ``conv(x - x_zero_point, w - w_zero_point)`` in int32 (CONV2D int8 → int32)."""
+    x_zp = _zp_input(ctx, 2)
+    w_zp = _zp_input(ctx, 3)
+    x, xz = _act_i8(ctx, 0, x_zp, "x")
+    w, wz = _weight_i8(ctx, ctx.input(1), w_zp, "w")
+    acc, k = conv_i32(ctx, x, xz, w, wz, None)
+    return [_from_channels_last(ctx, acc, k)]
+
+
+@lowering("MatMulInteger")
+def MatMulInteger(ctx: NodeContext) -> Result:
+    """MatMulInteger (opset 10): ``(A - a_zero_point) × (B - b_zero_point)`` in int32 (MATMUL int8 → int32).
+    A per-column B zero point is folded into a constant B (which must then fit int8)."""
+    a_zp = _zp_input(ctx, 2)
+    b_zp = _zp_input(ctx, 3)
+    a, az = _act_i8(ctx, 0, a_zp, "A")
+    bv = ctx.input(1)
+    if b_zp.size > 1:
+        if not bv.is_const:
+            raise ctx.error("a per-column zero point of a run-time B is not supported")
+        arr = np.asarray(bv.const).astype(np.int64) - b_zp
+        if arr.min(initial=0) < -128 or arr.max(initial=0) > 127:
+            raise ctx.error("B minus its per-column zero points does not fit int8; not supported")
+        b, bz = TensorValue.constant(arr.astype(np.int8)), 0
+    else:
+        b, bz = _weight_i8(ctx, bv, b_zp, "B")
+    return [matmul_i32(ctx, a, az, b, bz)]
+
+
+@lowering("QLinearMatMul")
+def QLinearMatMul(ctx: NodeContext) -> Result:
+    """QLinearMatMul (opsets 10, 21): MATMUL int8 with zero points → int32 → RESCALE by
+    a_scale·b_scale/y_scale (per column when b_scale is per column) to the output type."""
+    a_scale = _scale_vec(ctx, ctx.const(1, "a_scale"), "a_scale")
+    a_zp = _zp_input(ctx, 2)
+    b_scale = _scale_vec(ctx, ctx.const(4, "b_scale"), "b_scale")
+    b_zp = _zp_input(ctx, 5)
+    y_scale = _scale_vec(ctx, ctx.const(6, "y_scale"), "y_scale")
+    y_zp = _zp_input(ctx, 7)
+    out_kind = _out_kind_of_zp(ctx, 7)
+    if out_kind not in (I8, U8) or a_scale.size != 1 or y_scale.size != 1:
+        raise ctx.error("only per-tensor int8/uint8 A and output quantization is supported")
+    a, az = _act_i8(ctx, 0, a_zp, "a")
+    bv = ctx.input(3)
+    if b_zp.size > 1:
+        if not bv.is_const:
+            raise ctx.error("a per-column zero point of a run-time b is not supported")
+        arr = np.asarray(bv.const).astype(np.int64) - b_zp
+        if arr.min(initial=0) < -128 or arr.max(initial=0) > 127:
+            raise ctx.error("b minus its per-column zero points does not fit int8; not supported")
+        b, bz = TensorValue.constant(arr.astype(np.int8)), 0
+    else:
+        b, bz = _weight_i8(ctx, bv, b_zp, "b")
+    acc = matmul_i32(ctx, a, az, b, bz)
+    scale = a_scale[0] * b_scale / y_scale[0]
+    n = _shape(acc)[-1]
+    scale = np.broadcast_to(scale, (n,)) if scale.size > 1 else scale
+    return [requantize(ctx, acc, 0, list(scale), out_kind, int(y_zp[0]), per_channel=scale.size > 1)]

@@ -1,0 +1,104 @@
+"""Compilation targets: data only (architecture §3 "device description").
+
+A ``Target`` lists the memories buffers can live in, the executors tasks can run on and the number
+of hardware barriers the runtime offers. Passes ask the target (``get_target``) for these numbers;
+nothing in a pass hard-codes a device.
+
+The ``cpu`` target: one memory ``host`` (64-byte alignment: a cache line and the widest SIMD
+load, so numpy views of planned buffers stay aligned), one executor kind ``cpu`` (``COMPUTE``) with
+``threads`` instances (default ``os.cpu_count()``), 64 barriers.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import Enum
+
+from nnkiln.errors import NnkilnError
+
+
+class MemoryKind(Enum):
+    """Where a memory sits: ``DDR`` (large, off-chip/host RAM) or ``CMX`` (small scratchpad)."""
+
+    DDR = "DDR"
+    CMX = "CMX"
+
+
+class ExecutorKind(Enum):
+    """What an executor does: ``COMPUTE`` runs kernels, ``DMA`` only copies."""
+
+    COMPUTE = "COMPUTE"
+    DMA = "DMA"
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A memory: name, kind, capacity in bytes, address alignment in bytes, bandwidth in GB/s."""
+
+    name: str
+    kind: MemoryKind
+    size: int
+    alignment: int
+    bandwidth_gbps: float
+
+
+@dataclass(frozen=True)
+class Executor:
+    """An executor kind with ``count`` identical instances (indices ``0 .. count-1``)."""
+
+    name: str
+    kind: ExecutorKind
+    count: int
+
+
+@dataclass(frozen=True)
+class Target:
+    """A device: memories, executors and the number of physical barriers."""
+
+    name: str
+    memories: tuple[Memory, ...]
+    executors: tuple[Executor, ...]
+    num_barriers: int
+
+    def memory(self, name: str) -> Memory:
+        for m in self.memories:
+            if m.name == name:
+                return m
+        raise NnkilnError(f"target '{self.name}' has no memory '{name}'")
+
+    @property
+    def default_memory(self) -> Memory:
+        """The memory activations are planned in (the first one)."""
+        return self.memories[0]
+
+    def compute_executors(self) -> tuple[Executor, ...]:
+        return tuple(e for e in self.executors if e.kind is ExecutorKind.COMPUTE)
+
+
+HOST_MEMORY = Memory("host", MemoryKind.DDR, size=1 << 40, alignment=64, bandwidth_gbps=20.0)
+"""The cpu target's only memory (size: a large limit, not a real capacity)."""
+
+TARGET_NAMES = ("cpu",)
+
+
+def get_target(name: str = "cpu", threads: int | None = None) -> Target:
+    """The target called ``name`` (only ``"cpu"``); ``threads`` = number of cpu executors."""
+    if name != "cpu":
+        raise NnkilnError(f"unknown target '{name}'; available: {', '.join(TARGET_NAMES)}")
+    count = threads if threads is not None else (os.cpu_count() or 1)
+    if count < 1:
+        raise NnkilnError(f"threads must be >= 1, got {count}")
+    return Target("cpu", (HOST_MEMORY,), (Executor("cpu", ExecutorKind.COMPUTE, count),), num_barriers=64)
+
+
+def find_memory(name: str) -> Memory | None:
+    """The memory called ``name`` in any known target (used by verifiers, which have no target)."""
+    for tname in TARGET_NAMES:
+        for m in get_target(tname, threads=1).memories:
+            if m.name == name:
+                return m
+    return None
+
+
+__all__ = ["Executor", "ExecutorKind", "Memory", "MemoryKind", "Target", "find_memory", "get_target"]
