@@ -32,12 +32,13 @@ def import_model_proto(model: Any, inputs: Sequence[np.ndarray] | None = None): 
 
 def run_model(model: Any, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Import and run; outputs in the graph's output order."""
-    from nnkiln.reference import run
+    from nnkiln.reference import entry_function, input_names, run
 
     module = import_model_proto(model, inputs)
     init = {t.name for t in model.graph.initializer}
     names = [i.name for i in model.graph.input if i.name not in init]
-    outs = run(module, {n: np.asarray(x) for n, x in zip(names, inputs)})
+    wanted = set(input_names(entry_function(module)))  # zero-size inputs were folded at import
+    outs = run(module, {n: np.asarray(x) for n, x in zip(names, inputs) if n in wanted})
     return [outs[o.name] for o in model.graph.output]
 
 

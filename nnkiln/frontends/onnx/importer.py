@@ -10,6 +10,9 @@ Before lowering anything, every node (subgraphs included) is checked against the
 with unsupported ops gets one ``FrontendError`` listing every unsupported op type with its count and
 node names.
 
+Inputs with a zero-size dimension carry no data (TOSA has no zero-size tensors, spec §1.8.1): they
+become import-time constants (empty arrays) and are not arguments of the imported function.
+
 Types: TOSA 0.30 has no 64-bit integers. ONNX ``int64`` tensors computed at run time (indices, ArgMax
 results, shapes of dynamic values) are carried as ``i32``; constants keep their int64 values at import
 and are narrowed when materialised, with an error if a value does not fit. ``uint8`` activations are
@@ -23,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, SSAValue
@@ -43,7 +47,7 @@ _ONNX_TYPES: dict[int, tuple[Any, Kind | None]] = {
     7: (np.int64, Kind.I32),
     9: (np.bool_, Kind.BOOL),
     10: (np.float16, Kind.F16),
-    16: (None, Kind.BF16),
+    16: (ml_dtypes.bfloat16, Kind.BF16),
 }
 
 
@@ -194,7 +198,16 @@ class OnnxImporter:
         unknown = set(self.shapes) - {i.name for i in graph.input if i.name not in init_names}
         if unknown:
             raise FrontendError(f"shapes given for unknown inputs {sorted(unknown)}", file=self.file)
-        inputs = [(i.name, self._input_type(i)) for i in graph.input if i.name not in init_names]
+        inputs = []
+        for vi in graph.input:
+            if vi.name in init_names:
+                continue
+            empty = self._empty_input(vi)
+            if empty is not None:
+                # A zero-size tensor carries no data: its value is known from its type alone.
+                self.values[vi.name] = TensorValue.constant(empty)
+            else:
+                inputs.append((vi.name, self._input_type(vi)))
         self.g = GraphBuilder(self.file, inputs)
         for (name, _), arg in zip(inputs, self.g.block.args):
             self.values[name] = TensorValue.of(arg)
@@ -257,6 +270,24 @@ class OnnxImporter:
         return v.ssa
 
     # -- inputs, attributes -------------------------------------------------------------------------
+
+    def _empty_input(self, vi: Any) -> np.ndarray | None:
+        """The value of an input with a zero-size dimension (TOSA has none: spec §1.8.1), else None."""
+        t = vi.type
+        if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+            return None
+        shape = self.shapes.get(vi.name)
+        if shape is None:
+            dims = t.tensor_type.shape.dim
+            if not dims or not all(d.HasField("dim_value") for d in dims):
+                return None
+            shape = tuple(int(d.dim_value) for d in dims)
+        if 0 not in shape:
+            return None
+        dtype = numpy_dtype_of_onnx_type(t.tensor_type.elem_type)
+        if dtype is None:
+            return None
+        return np.zeros(shape, dtype=dtype)
 
     def _input_type(self, vi: Any) -> TensorType:
         where = f"input '{vi.name}'"

@@ -26,7 +26,6 @@ from nnkiln.frontends.onnx.lowerings.nn import (
     norm_axis,
     require_float,
     scalar,
-    shape_of,
     single_output,
     sqrt,
     sub,

@@ -269,8 +269,12 @@ def _arg(ctx: NodeContext, is_min: bool) -> list[Result]:
     if d == 0 or 0 in data.shape:
         raise ctx.error("zero-size input is not supported")
     x = ctx.tensor(0)
-    if rank > 4:
-        raise ctx.error(f"rank {rank} is not supported (ARGMAX takes rank <= 4)")
+    if rank > 4:  # view as [pre, d, post] (ARGMAX takes rank <= 4)
+        x = _reshape(ctx, x, (math.prod(data.shape[:axis]), d, math.prod(data.shape[axis + 1:])))
+        axis = 1
+        dropped_view = [_shape(x)[0], _shape(x)[2]]
+    else:
+        dropped_view = dropped
     if k is Kind.I32:
         raise ctx.error("int32 input is not supported (TOSA ARGMAX takes int8, int16 and floats)")
     if is_min:
@@ -280,8 +284,8 @@ def _arg(ctx: NodeContext, is_min: bool) -> list[Result]:
     i32 = element_type(Kind.I32)
     r = ctx.g.value(ArgMaxOp, [x], i32, axis=axis)
     if last:
-        c = ctx.importer.materialize(TensorValue.constant(np.full((1,) * max(1, len(dropped)), d - 1, np.int32)))
-        if not dropped:
+        c = ctx.importer.materialize(TensorValue.constant(np.full((1,) * max(1, len(dropped_view)), d - 1, np.int32)))
+        if not dropped_view:
             r = _reshape(ctx, r, (1,))
         r = ctx.g.value(SubOp, [c, r], i32)
     return [_reshape(ctx, r, kept if keepdims else dropped)]

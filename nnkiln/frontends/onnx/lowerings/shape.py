@@ -1096,6 +1096,36 @@ def _resize_axis(mode: str, ctm: str, nearest_mode: str, in_size: int, out_size:
     return stride, offset
 
 
+_INT_SHIFT = 11
+"""Integer RESIZE modes: positions in units of 2^-11 (the largest shift, finest offsets)."""
+
+
+def _int_nearest_params(ctm: str, nearest_mode: str, in_size: int, out_size: int, scale: float,
+                        stride: float, offset: float) -> tuple[int, int] | None:
+    """int16 (stride, offset) for RESIZE's integer NEAREST mode (shift 11) reproducing ONNX's
+    indices exactly, from the float-mode parameters rounded to 2^-11 (tried with small offset
+    nudges); each candidate is checked index by index."""
+    want = _onnx_nearest(_onnx_coord(ctm, out_size, in_size, scale), nearest_mode, in_size)
+    unit = 1 << _INT_SHIFT
+    s_i = int(round(stride * unit))
+    if not 0 < s_i < (16 << _INT_SHIFT):
+        return None
+    o = np.arange(out_size, dtype=np.int64)
+    for nudge in (0, -1, 1, -2, 2):
+        o_i = int(round(offset * unit)) + nudge
+        if not -(16 << _INT_SHIFT) < o_i < (16 << _INT_SHIFT):
+            continue
+        pos = o * s_i + o_i
+        i = pos >> _INT_SHIFT
+        d = pos - (i << _INT_SHIFT)
+        i0, i1 = np.maximum(i, 0), np.minimum(i + 1, in_size - 1)
+        if np.any(i0 > i1):
+            continue
+        if np.array_equal(np.where(d >= unit // 2, i1, i0), want):
+            return s_i, o_i
+    return None
+
+
 def _resize_common(ctx: NodeContext, mode: str, ctm: str, nearest_mode: str, scl: list[float],
                    out: list[int]) -> list[Result]:
     """RESIZE for output sizes ``out`` with ONNX coordinate scales ``scl`` (one per axis)."""
@@ -1122,20 +1152,33 @@ def _resize_common(ctx: NodeContext, mode: str, ctm: str, nearest_mode: str, scl
             raise ctx.error(f"axis {a} ({data.shape[a]} -> {out[a]}, mode {mode}, {ctm}, {nearest_mode}) is not "
                             "supported: RESIZE's stride/offset cannot reproduce ONNX's sample positions")
         params.append(p)
-    if data.kind.is_float is False:
-        raise ctx.error("integer RESIZE (resize_t int16 with shift) is not supported yet")
+    shift = 0
+    if not data.kind.is_float:
+        shift = _INT_SHIFT
+        iparams = []
+        for a, (st, of) in zip((rank - 2, rank - 1), params):
+            ip = _int_nearest_params(ctm, nearest_mode, data.shape[a], out[a], scl[a], st, of)
+            if ip is None:
+                raise ctx.error(f"axis {a} ({data.shape[a]} -> {out[a]}, {ctm}, {nearest_mode}) is not supported "
+                                f"for {data.kind.value}: RESIZE's int16 stride/offset cannot reproduce ONNX's indices")
+            iparams.append(ip)
+        params = iparams
     lead = data.shape[:-2]
     n = math.prod(lead)
     x = _reshape(ctx, ctx.tensor(0), (n, 1, data.shape[-2], data.shape[-1]))
     x = _transpose(ctx, x, NCHW_TO_NHWC)
-    stride = [float(np.float32(p[0])) for p in params]
-    offset = [float(np.float32(p[1])) for p in params]
-    border = [o - resize_output_dim(i, st, of, 0, 0)
+    if shift:
+        stride = [int(p[0]) for p in params]
+        offset = [int(p[1]) for p in params]
+    else:
+        stride = [float(np.float32(p[0])) for p in params]
+        offset = [float(np.float32(p[1])) for p in params]
+    border = [o - resize_output_dim(i, st, of, 0, shift)
               for o, i, st, of in zip(out[-2:], data.shape[-2:], stride, offset)]
     r = ctx.g.value(
         ResizeOp, [x], _etype(x),
         output_size=[out[-2], out[-1]],
-        stride=stride, offset=offset, border=border, shift=0,
+        stride=stride, offset=offset, border=border, shift=shift,
         mode=ResizeMode.NEAREST if mode == "nearest" else ResizeMode.BILINEAR,
     )
     r = _transpose(ctx, r, NHWC_TO_NCHW)

@@ -1,0 +1,80 @@
+"""``parse_document``: NNEF text -> parsed and type-checked :class:`Document` (spec §3, §6 stages 1-2)."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from importlib import resources
+
+from nnkiln.frontends.nnef.ast import Document, Fragment
+from nnkiln.frontends.nnef.checker import Checker
+from nnkiln.frontends.nnef.parser import Parser
+from nnkiln.ir.errors import NnefError
+
+STDLIB_FILE = "stdlib.nnef"
+
+
+@functools.lru_cache(maxsize=1)
+def _stdlib() -> tuple[Fragment, ...]:
+    text = resources.files("nnkiln.frontends.nnef").joinpath(STDLIB_FILE).read_text(encoding="ascii")
+    frags = Parser(text, STDLIB_FILE, stdlib=True).parse_fragment_list()
+    table = {f.name: f for f in frags}
+    checker = Checker(table, lenient=False, file=STDLIB_FILE)
+    for f in frags:
+        checker.check_declaration(f)
+    for f in frags:
+        if f.body is not None:
+            checker.check_fragment_body(f)
+    return tuple(frags)
+
+
+def standard_fragments() -> dict[str, Fragment]:
+    """The standard library of §4 (96 operations and 5 ``_`` helpers), by name."""
+    return {f.name: f for f in _stdlib()}
+
+
+def parse_document(text: str, lenient: bool = False, file: str = "graph.nnef") -> Document:
+    """Parse and check an NNEF document (graph.nnef text); it is not expanded or lowered.
+
+    Raises :class:`nnkiln.NnefError` (with ``file``, ``line``, ``column``) naming the broken rule.
+    ``lenient`` accepts the known defects of the spec's own text (inventory §1.13):
+
+    =====================================================  ==========================================
+    Defect in the spec text                                Lenient behaviour
+    =====================================================  ==========================================
+    §4.3.2 declares ``debbox`` (used as ``debox``)          ``debbox(...)`` calls ``debox``
+    §4.9.2 ``linear`` calls ``matmul(..., trB = true)``     ``trA``/``trB`` name transposeA/transposeB
+    §3.3.2 default generic vs. deduction                   deduce ``?`` first, default if none
+      (``constant(shape=[1], value=[1])`` is invalid)
+    integer literals where scalars are expected            integer casts to scalar (``alpha = 1``)
+      (``leaky_relu(x, alpha = 1)``, ``1 + 2.0``)
+    App. D ``(integer,integer,integer)[[]]``               ``T[[]]`` reads as ``T[][]``
+    =====================================================  ==========================================
+
+    Defects of the standard library itself are corrected in ``stdlib.nnef`` in both modes (see its
+    header). ``max_pool(..., border = 'ignore')`` (App. C.1) is valid in both modes: see ``expand``.
+    """
+    if lenient:
+        text = text.replace("[[]]", "[][]")
+    parser = Parser(text, file)
+    version, extensions, own, graph = parser.parse_document()
+    fragments: dict[str, Fragment] = dict(standard_fragments())
+    for f in own:
+        if f.name in fragments:
+            what = "a standard operation" if fragments[f.name].standard else "already defined"
+            raise NnefError(f"§3.3.2: fragment name '{f.name}' is not unique ({what})", file=file,
+                            line=f.line, column=f.column)
+        fragments[f.name] = f
+    doc = Document(version, extensions, fragments, graph, lenient=lenient, file=file,
+                   own_fragments=[f.name for f in own])
+    checker = Checker(fragments, lenient=lenient, file=file)
+    for f in own:
+        checker.check_declaration(f)
+    for f in own:
+        checker.check_fragment_body(f)
+    doc.types = checker.check_graph(doc)
+    return doc
+
+
+def clone(doc: Document) -> Document:
+    return copy.copy(doc)

@@ -1,0 +1,281 @@
+"""Argument validity and shape propagation of the NNEF primitives (spec §4; §6 stage 3.1).
+
+``infer(name, args, shape_of)`` takes a primitive's name and its arguments (tensor arguments as opaque
+references or literal primitives, attributes as Python values) and returns the result shapes, or raises
+:class:`ShapeProblem` with a message naming the rule.
+
+Decisions (inventory §1.8 [D] items):
+
+* Broadcasting aligns shapes from dimension 0 (trailing singleton dimensions are implicit, §2.2).
+* Reverse sliding-window ops without ``output_shape`` take the up-scaled extent ``X = (x-1)*s + f_d - (p+q)``
+  with explicit padding; with automatic padding (``padding = []``) they take ``X = x*s`` and the total padding
+  ``t = (x-1)*s + f_d - X`` split as floor/ceil halves.
+* ``deconv`` output channels = ``filter.shape[1] * G`` (G = groups, 0 meaning the input channel count).
+* ``sample`` with ``border = 'ignore'`` is valid only when its index comes from ``argmax_pool`` with
+  ``border = 'ignore'`` and the same window (the pattern of ``max_pool``, used by the spec's AlexNet, App. C.1):
+  such an index never points into the border. Checked by the expander, which knows the producer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+Shape = tuple[int, ...]
+
+
+class ShapeProblem(Exception):
+    """A §4 argument-validity rule failed; the message names the section and the values."""
+
+
+def _req(cond: bool, msg: str) -> None:
+    if not cond:
+        raise ShapeProblem(msg)
+
+
+def broadcast(section: str, *shapes: Shape) -> Shape:
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for d in range(rank):
+        ext = {s[d] if d < len(s) else 1 for s in shapes}
+        ext.discard(1)
+        _req(len(ext) <= 1, f"{section}: shapes {', '.join(str(list(s)) for s in shapes)} do not broadcast "
+                            f"(dimension {d}: extents must be equal or 1)")
+        out.append(ext.pop() if ext else 1)
+    return tuple(out)
+
+
+def _ints(v: object, name: str, section: str) -> list[int]:
+    _req(isinstance(v, list) and all(type(i) is int for i in v), f"{section}: '{name}' must be an integer array")
+    return v  # type: ignore[return-value]
+
+
+BORDERS = ("ignore", "constant", "replicate", "reflect", "reflect-even")
+
+
+def _window(section: str, input_shape: Shape, size: list[int], border: str, padding: list, stride: list[int],
+            dilation: list[int], allowed: Sequence[str], first: int, *, reverse: bool,
+            output_shape: list[int] | None = None) -> Shape:
+    """Down-scaled (basic op) or up-scaled (reverse op) shape for dims ``first..rank-1``."""
+    n = len(input_shape)
+    k = n - first
+    _req(border in allowed, f"{section}: border '{border}' is not allowed here (allowed: {', '.join(allowed)})")
+    _req(len(size) == k, f"{section}: 'size' must have {k} items, found {len(size)}")
+    _req(all(i > 0 for i in size), f"{section}: items of 'size' must be positive, found {size}")
+    for name, arr in (("padding", padding), ("stride", stride), ("dilation", dilation)):
+        _req(len(arr) in (0, k), f"{section}: '{name}' must have {k} items or be empty, found {len(arr)}")
+    _req(all(s > 0 for s in stride), f"{section}: items of 'stride' must be positive, found {stride}")
+    _req(all(d > 0 for d in dilation), f"{section}: items of 'dilation' must be positive, found {dilation}")
+    strides = stride or [1] * k
+    dils = dilation or [1] * k
+    out = list(input_shape[:first])
+    if output_shape:
+        _req(len(output_shape) == n, f"{section}: 'output_shape' must have {n} items, found {len(output_shape)}")
+        _req(all(o > 0 for o in output_shape), f"{section}: items of 'output_shape' must be positive")
+    for i in range(k):
+        x = input_shape[first + i]
+        f, s, d = size[i], strides[i], dils[i]
+        fd = (f - 1) * d + 1
+        if not reverse:
+            if padding:
+                p, q = padding[i]
+            else:
+                xo = -(-x // s)
+                t = (xo - 1) * s + fd - x
+                p, q = t // 2, -(-t // 2)
+            num = p + x + q - fd
+            _req(num >= 0, f"{section}: padded extent {p + x + q} in dimension {first + i} is smaller than the "
+                           f"dilated filter size {fd}")
+            out.append(num // s + 1)
+        else:
+            if output_shape:
+                big = output_shape[first + i]
+                if padding:
+                    p, q = padding[i]
+                else:
+                    t = (x - 1) * s + fd - big
+                    p, q = t // 2, -(-t // 2)
+                _req(p + big + q - fd >= 0 and (p + big + q - fd) // s + 1 == x,
+                     f"{section}: 'output_shape' {output_shape} does not down-scale to the input shape "
+                     f"{list(input_shape)} in dimension {first + i}")
+                out.append(big)
+            elif padding:
+                p, q = padding[i]
+                big = (x - 1) * s + fd - (p + q)
+                _req(big > 0, f"{section}: up-scaled extent {big} in dimension {first + i} is not positive")
+                out.append(big)
+            else:
+                out.append(x * s)
+    return tuple(out)
+
+
+def _pads(v: object, section: str) -> list:
+    _req(isinstance(v, list) and all(isinstance(p, tuple) and len(p) == 2 and all(type(i) is int for i in p)
+                                     for p in v), f"{section}: 'padding' must be an array of integer pairs")
+    return v  # type: ignore[return-value]
+
+
+def infer(name: str, a: dict[str, object], shape: Callable[[object], Shape]) -> list[Shape]:
+    """Result shapes of primitive ``name`` (see module docstring)."""
+    if name in ("external", "constant", "variable"):
+        sec = {"external": "§4.1.1", "constant": "§4.1.2", "variable": "§4.1.3"}[name]
+        s = _ints(a["shape"], "shape", sec)
+        _req(all(i > 0 for i in s), f"{sec}: items of 'shape' must be positive, found {s}")
+        if name == "constant":
+            vol = math.prod(s)
+            n = len(a["value"])  # type: ignore[arg-type]
+            _req(n in (1, vol), f"{sec}: 'value' has {n} items but the shape {s} has volume {vol} (or use 1)")
+        if name == "variable":
+            label = a["label"]
+            _req(isinstance(label, str) and label != "", f"{sec}: 'label' must not be empty")
+            ok = all(c.isascii() and (c.isalnum() or c in "_-./\\") for c in label)  # type: ignore[union-attr]
+            _req(ok, f"{sec}: label '{label}' may only contain [a-zA-Z0-9_\\-./\\\\]")
+        return [tuple(s)]
+    if name in ("copy", "neg", "rcp", "exp", "log", "abs", "sign", "not", "floor", "ceil", "round"):
+        return [shape(a["x"])]
+    if name in ("add", "sub", "mul", "div", "pow", "lt", "gt", "le", "ge", "eq", "ne", "and", "or"):
+        return [broadcast("§4.2.2", shape(a["x"]), shape(a["y"]))]
+    if name == "select":
+        return [broadcast("§4.2.3", shape(a["condition"]), shape(a["true_value"]), shape(a["false_value"]))]
+    if name in ("conv", "deconv"):
+        sec = "§4.3.1"
+        x, w, b = shape(a["input"]), shape(a["filter"]), shape(a["bias"])
+        n = len(x)
+        _req(n >= 2 and len(w) == n, f"{sec}: the filter rank {len(w)} must equal the input rank {n} (>= 2)")
+        groups = a["groups"]
+        _req(type(groups) is int and groups >= 0, f"{sec}: 'groups' must be >= 0, found {groups}")
+        if name == "conv":
+            g = groups or x[1]
+            _req(w[0] % g == 0, f"{sec}: groups {g} must divide the filter batch {w[0]}")
+            _req(w[1] * g == x[1], f"{sec}: filter channels {w[1]} x groups {g} must equal input channels {x[1]}")
+            cout = w[0]
+        else:
+            g = groups or x[1]
+            _req(w[0] == x[1], f"{sec}: the filter batch {w[0]} must equal the input channels {x[1]}")
+            _req(w[0] % g == 0, f"{sec}: groups {g} must divide the input channels {x[1]}")
+            cout = w[1] * g
+        _req(b in ((), (1,), (1, 1)) or b == (1, cout),
+             f"{sec}: bias shape {list(b)} must be [1, {cout}] or singleton")
+        pads = _pads(a["padding"], sec)
+        oshape = _ints(a.get("output_shape", []), "output_shape", sec) if name == "deconv" else None
+        sp = _window(sec, x, list(w[2:]), a["border"], pads, _ints(a["stride"], "stride", sec),  # type: ignore[arg-type]
+                     _ints(a["dilation"], "dilation", sec), BORDERS[1:], 2, reverse=name == "deconv",
+                     output_shape=oshape)
+        if oshape:
+            _req(oshape[0] == x[0] and oshape[1] == cout,
+                 f"{sec}: 'output_shape' {oshape} must start with [{x[0]}, {cout}]")
+        return [(x[0], cout, *sp[2:])]
+    if name in ("box", "debox", "argmax_pool", "sample", "desample"):
+        sec = {"box": "§4.3.2", "debox": "§4.3.2", "argmax_pool": "§4.3.3", "sample": "§4.3.3",
+               "desample": "§4.3.3"}[name]
+        x = shape(a["input"])
+        allowed = {"sample": BORDERS, "desample": ("constant",)}.get(name, BORDERS)
+        oshape = _ints(a.get("output_shape", []), "output_shape", sec)
+        out = _window(sec, x, _ints(a["size"], "size", sec), a["border"], _pads(a["padding"], sec),  # type: ignore[arg-type]
+                      _ints(a["stride"], "stride", sec), _ints(a["dilation"], "dilation", sec), allowed, 0,
+                      reverse=name in ("debox", "desample"), output_shape=oshape)
+        if name == "sample":
+            _req(shape(a["index"]) == out, f"{sec}: index shape {list(shape(a['index']))} must equal the output "
+                                           f"shape {list(out)}")
+        if name == "desample":
+            _req(shape(a["index"]) == x, f"{sec}: index shape {list(shape(a['index']))} must equal the input "
+                                         f"shape {list(x)}")
+        return [out]
+    if name == "multilinear_upsample":
+        sec = "§4.3.4"
+        x = shape(a["input"])
+        f = _ints(a["factor"], "factor", sec)
+        _req(len(f) == len(x) - 2, f"{sec}: 'factor' needs {len(x) - 2} items (one per spatial dim), found {len(f)}")
+        _req(all(i > 0 for i in f), f"{sec}: items of 'factor' must be positive")
+        _req(a["method"] in ("asymmetric", "symmetric", "aligned"), f"{sec}: unknown method '{a['method']}'")
+        _req(a["border"] in BORDERS[1:], f"{sec}: border '{a['border']}' is not allowed")
+        return [(*x[:2], *(xi * fi for xi, fi in zip(x[2:], f)))]
+    if name in ("sum_reduce", "max_reduce", "min_reduce", "argmax_reduce", "argmin_reduce"):
+        sec = "§4.4"
+        x = shape(a["input"])
+        axes = _ints(a["axes"], "axes", sec)
+        _req(len(set(axes)) == len(axes), f"{sec}: 'axes' must be unique, found {axes}")
+        _req(all(0 <= i < len(x) for i in axes), f"{sec}: 'axes' {axes} out of range for rank {len(x)}")
+        return [tuple(1 if i in axes else e for i, e in enumerate(x))]
+    if name == "reshape":
+        sec = "§4.5.1"
+        x = shape(a["input"])
+        s = _ints(a["shape"], "shape", sec)
+        _req(all(i >= -1 for i in s) and s.count(-1) <= 1, f"{sec}: 'shape' items must be >= 0 with at most one -1")
+        out = [x[i] if v == 0 and i < len(x) else v for i, v in enumerate(s)]
+        _req(all(v != 0 for v in out), f"{sec}: 0 in 'shape' {s} has no input extent to copy")
+        vol = math.prod(x)
+        if -1 in out:
+            rest = math.prod(v for v in out if v != -1)
+            _req(rest > 0 and vol % rest == 0, f"{sec}: volume {vol} is not divisible by {rest}")
+            out[out.index(-1)] = vol // rest
+        _req(math.prod(out) == vol, f"{sec}: reshape to {out} changes the volume {vol}")
+        return [tuple(out)]
+    if name == "transpose":
+        sec = "§4.5.4"
+        x = shape(a["input"])
+        axes = _ints(a["axes"], "axes", sec)
+        _req(sorted(axes) == list(range(len(axes))), f"{sec}: 'axes' {axes} must be a permutation of 0..n-1")
+        x = x + (1,) * (len(axes) - len(x))
+        return [tuple(x[i] for i in axes) + x[len(axes):]]
+    if name == "split":
+        sec = "§4.5.5"
+        x = shape(a["value"])
+        axis, ratios = a["axis"], _ints(a["ratios"], "ratios", sec)
+        _req(type(axis) is int and 0 <= axis < len(x), f"{sec}: axis {axis} out of range for rank {len(x)}")
+        _req(len(ratios) > 0 and all(r > 0 for r in ratios), f"{sec}: 'ratios' must be positive, found {ratios}")
+        total = sum(ratios)
+        _req(x[axis] % total == 0, f"{sec}: sum of ratios {total} must divide the extent {x[axis]}")  # type: ignore[index]
+        mu = x[axis] // total  # type: ignore[index]
+        return [[tuple(mu * r if i == axis else e for i, e in enumerate(x)) for r in ratios]]  # type: ignore[list-item]
+    if name == "concat":
+        sec = "§4.5.6"
+        vals = a["values"]
+        _req(isinstance(vals, list) and len(vals) > 0, f"{sec}: 'values' must be a non-empty array")
+        shapes = [shape(v) for v in vals]  # type: ignore[union-attr]
+        axis = a["axis"]
+        r = len(shapes[0])
+        _req(type(axis) is int and 0 <= axis < r, f"{sec}: axis {axis} out of range for rank {r}")
+        for s in shapes:
+            _req(len(s) == r and all(s[i] == shapes[0][i] for i in range(r) if i != axis),
+                 f"{sec}: shapes {[list(s) for s in shapes]} disagree outside axis {axis}")
+        return [tuple(sum(s[axis] for s in shapes) if i == axis else e for i, e in enumerate(shapes[0]))]  # type: ignore[index]
+    if name == "slice":
+        sec = "§4.5.9"
+        x = shape(a["input"])
+        axes, begin, end = (_ints(a[k], k, sec) for k in ("axes", "begin", "end"))
+        _req(len(axes) == len(begin) == len(end), f"{sec}: 'axes', 'begin' and 'end' must have equal lengths")
+        out = list(x)
+        for ax, b, e in zip(axes, begin, end):
+            _req(0 <= ax < len(x), f"{sec}: axis {ax} out of range for rank {len(x)}")
+            ext = x[ax]
+            _req(-ext < b <= ext and -ext < e <= ext, f"{sec}: begin {b}/end {e} out of range for extent {ext}")
+            b2 = b + ext if b < 0 else b
+            e2 = ext if e == 0 else (e + ext if e < 0 else e)
+            _req(e2 > b2, f"{sec}: end {e} must be greater than begin {b} on axis {ax}")
+            out[ax] = e2 - b2
+        return [tuple(out)]
+    if name in ("avg_roi_pool", "max_roi_pool", "roi_resample"):
+        sec = "§4.6"
+        x, rois, bi = shape(a["input"]), shape(a["rois"]), shape(a["batch_index"])
+        size = _ints(a["output_size"], "output_size", sec)
+        m = len(x) - 2
+        _req(len(size) == m and all(i > 0 for i in size), f"{sec}: 'output_size' needs {m} positive items")
+        _req(len(rois) >= 2 and rois[1] == 2 * m, f"{sec}: 'rois' must have shape [N, {2 * m}], found {list(rois)}")
+        _req(bi[:1] == rois[:1], f"{sec}: 'batch_index' shape {list(bi)} must be [{rois[0]}]")
+        if name == "roi_resample":
+            _req(a["method"] in ("asymmetric", "symmetric", "aligned"), f"{sec}: unknown method '{a['method']}'")
+        return [(rois[0], x[1], *size)]
+    if name == "matmul":
+        sec = "§4.7"
+        A, B = shape(a["A"]), shape(a["B"])
+        _req(len(A) == len(B) and len(A) >= 2, f"{sec}: ranks of A {list(A)} and B {list(B)} must be equal and >= 2")
+        m, k1 = (A[-1], A[-2]) if a["transposeA"] else (A[-2], A[-1])
+        k2, n = (B[-1], B[-2]) if a["transposeB"] else (B[-2], B[-1])
+        _req(k1 == k2, f"{sec}: inner dimensions disagree ({k1} vs {k2})")
+        return [(*broadcast(sec, A[:-2], B[:-2]), m, n)]
+    if name == "update":
+        _req(shape(a["variable"]) == shape(a["value"]),
+             f"§4.8: shapes of variable {list(shape(a['variable']))} and value {list(shape(a['value']))} differ")
+        return [shape(a["value"])]
+    raise ShapeProblem(f"§4: no shape rule for primitive '{name}'")

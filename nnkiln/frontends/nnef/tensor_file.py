@@ -1,0 +1,289 @@
+"""The NNEF binary tensor file format, ``.dat`` (spec §5.2): reader and writer.
+
+Header, 128 bytes, little-endian: magic ``4E EF``; version major, minor (we write 1.0, read major 1);
+u32 data length; u32 rank (<= 8); 8 x u32 extents (unused = 0); u32 bits per item (1..64);
+u32 quantization code; 32 parameter bytes; 44 reserved bytes (should be 0; not enforced).
+
+Decisions where §5.2 is silent (inventory §1.13):
+
+* The quantization code is one little-endian u32 whose high 16 bits are the vendor code and low 16 bits the
+  algorithm code ("the first part is a vendor code"), so Khronos float is 0x0000_0000, int 0x0000_0001.
+  Only vendor 0 (Khronos) is understood; other vendors are rejected with a clear message.
+* Items whose width is a multiple of 8 are stored little-endian, byte aligned (all data is little-endian).
+  Other widths form a continuous bit stream, most significant bit first, each item written from its most
+  significant bit (so 1-bit items fill a byte from bit 7 down to bit 0); the last byte is zero padded.
+* Signed integers are two's complement in ``bits`` bits.
+* There is no code for logical tensors: they are written as unsigned integers of 1 bit; the reader returns
+  integers and ``to_bool`` converts when the graph says the variable is ``logical``.
+* Signed logarithmic quantization (min = -max): the most significant of the b bits is the sign (1 =
+  negative) and the magnitude code uses b-1 bits.  Decoding follows §5.2: ``x = 2^(q + m - r)`` with
+  ``m = ceil(log2 max)``, ``r = 2^b' - 1`` (b' the magnitude width); the encoder maps 0 to code 0.
+* The data length must equal ``ceil(volume * bits / 8)`` exactly, and the file must end right after it.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from nnkiln.ir.errors import NnefError
+
+MAGIC = b"\x4e\xef"
+HEADER_SIZE = 128
+MAX_RANK = 8
+MAX_ITEMS = 1 << 32  # absurd-size guard for a single tensor
+
+
+class ItemType(IntEnum):
+    """Khronos algorithm codes (vendor 0) of §5.2."""
+
+    FLOAT = 0x00
+    INTEGER = 0x01
+    LINEAR_QUANTIZED = 0x10
+    LOGARITHMIC_QUANTIZED = 0x11
+
+
+@dataclass
+class TensorData:
+    """A decoded ``.dat`` file. ``values`` are floats, integers or (for quantized types) the raw codes."""
+
+    shape: tuple[int, ...]
+    item_type: ItemType
+    bits: int
+    values: np.ndarray
+    signed: bool = False
+    min: float = 0.0
+    max: float = 0.0
+    version: tuple[int, int] = (1, 0)
+
+    def dequantize(self) -> np.ndarray:
+        """Real values of the stored items (§5.2 decoding formulas); floats/ints are returned as float64."""
+        if self.item_type is ItemType.LINEAR_QUANTIZED:
+            r = float((1 << self.bits) - 1)
+            return self.values.astype(np.float64) / r * (self.max - self.min) + self.min
+        if self.item_type is ItemType.LOGARITHMIC_QUANTIZED:
+            return _log_decode(self.values, self.bits, self.max, self.signed)
+        return self.values.astype(np.float64)
+
+    def to_bool(self) -> np.ndarray:
+        return self.values.astype(bool)
+
+
+def _err(msg: str, file: str) -> NnefError:
+    return NnefError(f"§5.2: {msg}", file=file)
+
+
+def _pack(codes: np.ndarray, bits: int) -> bytes:
+    """Unsigned codes (uint64) -> bytes."""
+    codes = codes.astype(np.uint64).ravel()
+    if bits % 8 == 0:
+        nbytes = bits // 8
+        if nbytes in (1, 2, 4, 8):
+            return codes.astype(f"<u{nbytes}").tobytes()
+        le = codes.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :nbytes]
+        return le.tobytes()
+    shifts = np.arange(bits - 1, -1, -1, dtype=np.uint64)
+    bitarr = ((codes[:, None] >> shifts[None, :]) & np.uint64(1)).astype(np.uint8).ravel()
+    return np.packbits(bitarr).tobytes()
+
+
+def _unpack(data: bytes, count: int, bits: int) -> np.ndarray:
+    if bits % 8 == 0:
+        nbytes = bits // 8
+        if nbytes in (1, 2, 4, 8):
+            return np.frombuffer(data, dtype=f"<u{nbytes}", count=count).astype(np.uint64)
+        raw = np.frombuffer(data, dtype=np.uint8, count=count * nbytes).reshape(count, nbytes)
+        padded = np.zeros((count, 8), dtype=np.uint8)
+        padded[:, :nbytes] = raw
+        return padded.view("<u8").ravel().astype(np.uint64)
+    bitarr = np.unpackbits(np.frombuffer(data, dtype=np.uint8), count=count * bits).astype(np.uint64)
+    bitarr = bitarr.reshape(count, bits)
+    weights = np.uint64(1) << np.arange(bits - 1, -1, -1, dtype=np.uint64)
+    return (bitarr * weights[None, :]).sum(axis=1, dtype=np.uint64)
+
+
+def _log_decode(codes: np.ndarray, bits: int, vmax: float, signed: bool) -> np.ndarray:
+    mag_bits = bits - 1 if signed else bits
+    codes = codes.astype(np.int64)
+    sign = np.ones(codes.shape)
+    if signed:
+        neg = (codes >> mag_bits) & 1
+        sign = np.where(neg == 1, -1.0, 1.0)
+        codes = codes & ((1 << mag_bits) - 1)
+    r = (1 << mag_bits) - 1
+    m = math.ceil(math.log2(vmax)) if vmax > 0 else 0
+    return sign * np.power(2.0, (codes + (m - r)).astype(np.float64))
+
+
+def _log_encode(x: np.ndarray, bits: int, vmax: float, signed: bool) -> np.ndarray:
+    mag_bits = bits - 1 if signed else bits
+    r = (1 << mag_bits) - 1
+    m = math.ceil(math.log2(vmax)) if vmax > 0 else 0
+    ax = np.abs(x.astype(np.float64))
+    with np.errstate(divide="ignore"):
+        lg = np.where(ax > 0, np.log2(np.where(ax > 0, ax, 1.0)), -np.inf)
+    q = np.floor(np.clip(lg, m - r, m) + 0.5) - (m - r)
+    q = np.where(ax > 0, q, 0).astype(np.uint64)
+    if signed:
+        q = q | (np.where(x < 0, 1, 0).astype(np.uint64) << np.uint64(mag_bits))
+    return q
+
+
+def read_tensor(data: bytes, file: str = "<tensor>") -> TensorData:
+    """Decode one ``.dat`` file. Never reads past ``data``; every defect raises :class:`NnefError`."""
+    if len(data) < HEADER_SIZE:
+        raise _err(f"truncated header: {len(data)} bytes, the header has 128", file)
+    if data[:2] != MAGIC:
+        raise _err(f"bad magic number {data[:2].hex()} (expected 4eef)", file)
+    major, minor = data[2], data[3]
+    if major != 1:
+        raise _err(f"unsupported tensor file version {major}.{minor} (expected 1.x)", file)
+    length, rank = struct.unpack_from("<II", data, 4)
+    extents = struct.unpack_from("<8I", data, 12)
+    bits, code = struct.unpack_from("<II", data, 44)
+    params = data[52:84]
+    if rank > MAX_RANK:
+        raise _err(f"rank {rank} exceeds the maximum of 8", file)
+    if any(e != 0 for e in extents[rank:]):
+        raise _err(f"extents beyond rank {rank} must be zero, found {list(extents)}", file)
+    shape = tuple(extents[:rank])
+    if any(e == 0 for e in shape):
+        raise _err(f"extents must be positive, found {list(shape)}", file)
+    if not 1 <= bits <= 64:
+        raise _err(f"bits per item must be between 1 and 64, found {bits}", file)
+    vendor, algo = code >> 16, code & 0xFFFF
+    if vendor != 0:
+        raise _err(f"unknown quantization vendor code {vendor:#x} (only Khronos, 0, is supported)", file)
+    try:
+        item_type = ItemType(algo)
+    except ValueError:
+        raise _err(f"unknown item type / algorithm code {algo:#x}", file) from None
+    count = math.prod(shape)
+    if count > MAX_ITEMS:
+        raise _err(f"absurd tensor size: {count} items", file)
+    expected = (count * bits + 7) // 8
+    if length != expected:
+        raise _err(f"data length {length} does not match extents {list(shape)} x {bits} bits "
+                   f"(= {expected} bytes)", file)
+    if len(data) < HEADER_SIZE + length:
+        raise _err(f"truncated data: the header promises {length} bytes, the file has "
+                   f"{len(data) - HEADER_SIZE}", file)
+    if len(data) > HEADER_SIZE + length:
+        raise _err(f"{len(data) - HEADER_SIZE - length} unexpected bytes after the data", file)
+    payload = data[HEADER_SIZE:]
+    codes = _unpack(payload, count, bits)
+    signed = False
+    vmin = vmax = 0.0
+    if item_type is ItemType.FLOAT:
+        if bits not in (16, 32, 64):
+            raise _err(f"float items must have 16, 32 or 64 bits, found {bits}", file)
+        values = codes.astype(f"<u{bits // 8}").view(f"<f{bits // 8}")
+    elif item_type is ItemType.INTEGER:
+        signed = struct.unpack_from("<I", params, 0)[0] != 0
+        if signed:
+            ints = codes.astype(np.int64) if bits < 64 else codes.view(np.int64)
+            if bits < 64:
+                ints = np.where(ints >= (1 << (bits - 1)), ints - (1 << bits), ints)
+            values = ints.astype(np.int64)
+        else:
+            values = codes
+    else:
+        vmin, vmax = struct.unpack_from("<ff", params, 0)
+        if not (math.isfinite(vmin) and math.isfinite(vmax)):
+            raise _err(f"quantization range must be finite, found min={vmin}, max={vmax}", file)
+        if item_type is ItemType.LINEAR_QUANTIZED:
+            if not vmin < vmax:
+                raise _err(f"linear quantization needs min < max, found min={vmin}, max={vmax}", file)
+        else:
+            if vmax <= 0:
+                raise _err(f"logarithmic quantization needs max > 0, found {vmax}", file)
+            if vmin == 0:
+                signed = False
+            elif vmin == -vmax:
+                signed = True
+                if bits < 2:
+                    raise _err("signed logarithmic quantization needs at least 2 bits", file)
+            else:
+                raise _err(f"logarithmic quantization needs min = 0 or min = -max, found min={vmin}, "
+                           f"max={vmax}", file)
+        values = codes
+    return TensorData(shape, item_type, bits, values.reshape(shape), signed, vmin, vmax, (major, minor))
+
+
+def write_tensor(array: np.ndarray, *, item_type: ItemType | None = None, bits: int | None = None,
+                 signed: bool | None = None, min: float = 0.0, max: float = 0.0) -> bytes:
+    """Encode ``array`` as a ``.dat`` file (bytes).
+
+    Defaults follow the array: float16/32/64 -> FLOAT of that width; ints -> INTEGER of the dtype width
+    (signed per dtype); bool -> unsigned 1-bit INTEGER. For the quantized types ``array`` holds real values
+    which are encoded with §5.2's formulas (``min``/``max``, ``bits`` required; logarithmic signed when
+    ``signed``, which sets min = -max).
+    """
+    a = np.asarray(array)
+    if a.ndim > MAX_RANK:
+        raise NnefError(f"§5.2: rank {a.ndim} exceeds the maximum of 8")
+    if any(d == 0 for d in a.shape):
+        raise NnefError("§5.2: extents must be positive")
+    if item_type is None:
+        if a.dtype.kind == "f":
+            item_type = ItemType.FLOAT
+        elif a.dtype.kind in "iub":
+            item_type = ItemType.INTEGER
+        else:
+            raise NnefError(f"§5.2: cannot store items of dtype {a.dtype}")
+    params = bytearray(32)
+    flat = a.ravel()
+    if item_type is ItemType.FLOAT:
+        bits = bits or a.dtype.itemsize * 8 if a.dtype.kind == "f" else (bits or 32)
+        if bits not in (16, 32, 64):
+            raise NnefError(f"§5.2: float items must have 16, 32 or 64 bits, found {bits}")
+        codes = flat.astype(f"<f{bits // 8}").view(f"<u{bits // 8}").astype(np.uint64)
+    elif item_type is ItemType.INTEGER:
+        if signed is None:
+            signed = a.dtype.kind == "i"
+        if bits is None:
+            bits = 1 if a.dtype.kind == "b" else a.dtype.itemsize * 8
+        if not 1 <= bits <= 64:
+            raise NnefError(f"§5.2: bits per item must be between 1 and 64, found {bits}")
+        ints = flat.astype(np.int64) if signed or a.dtype.kind != "u" else flat.astype(np.uint64)
+        if signed:
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        else:
+            lo, hi = 0, (1 << bits) - 1
+        if ints.size and (int(ints.min()) < lo or int(ints.max()) > hi):
+            raise NnefError(f"§5.2: values do not fit in {bits}-bit {'signed' if signed else 'unsigned'} items")
+        codes = ints.astype(np.int64).view(np.uint64) if signed else ints.astype(np.uint64)
+        if signed and bits < 64:
+            codes = codes & np.uint64((1 << bits) - 1)
+        struct.pack_into("<I", params, 0, 1 if signed else 0)
+    else:
+        if bits is None or not 1 <= bits <= 64:
+            raise NnefError(f"§5.2: quantized items need 1..64 bits, found {bits}")
+        x = flat.astype(np.float64)
+        if item_type is ItemType.LINEAR_QUANTIZED:
+            if not min < max:
+                raise NnefError("§5.2: linear quantization needs min < max")
+            r = float((1 << bits) - 1)
+            codes = np.floor(np.clip((x - min) / (max - min), 0.0, 1.0) * r + 0.5).astype(np.uint64)
+        else:
+            if max <= 0:
+                raise NnefError("§5.2: logarithmic quantization needs max > 0")
+            signed = bool(signed)
+            if signed and bits < 2:
+                raise NnefError("§5.2: signed logarithmic quantization needs at least 2 bits")
+            min = -max if signed else 0.0
+            codes = _log_encode(x, bits, max, signed)
+        struct.pack_into("<ff", params, 0, min, max)
+    header = bytearray(HEADER_SIZE)
+    header[0:2] = MAGIC
+    header[2], header[3] = 1, 0
+    payload = _pack(codes, bits)
+    struct.pack_into("<II", header, 4, len(payload), a.ndim)
+    struct.pack_into("<8I", header, 12, *(list(a.shape) + [0] * (MAX_RANK - a.ndim)))
+    struct.pack_into("<II", header, 44, bits, int(item_type))
+    header[52:84] = params
+    return bytes(header) + payload

@@ -1,0 +1,304 @@
+"""Control flow: If → COND_IF, Loop → WHILE_LOOP (TOSA 0.30 §2.16); Scan is not supported.
+
+Sub-graphs: TOSA's graphs are isolated from above (``tosa.cond_if`` / ``tosa.while_loop`` regions may
+not use outer values), while ONNX sub-graphs may read any value of the enclosing scopes. Every outer
+value a sub-graph reads (its free names, nested sub-graphs included) is therefore passed explicitly:
+run-time values become extra operands of the op and block arguments of the region; import-time
+constants are re-emitted inside the region (they stay constants, so shape arithmetic still folds).
+
+If: a condition known at import inlines the taken branch (no op). Otherwise both branches become
+the regions of one COND_IF, whose input list is the union of the values both branches capture; the two
+branches must yield outputs of identical types (static shapes), else the If is not supported.
+
+Loop (opsets 1, 11, 13, 16, 19, 21): the WHILE_LOOP's loop-carried list is
+``[iteration (i32), condition (bool), trip count (i32, if given), v_1..v_N, captured...]``; the
+cond graph computes ``condition && iteration < trip_count`` (either part when the other is absent), the
+body graph runs the ONNX body and yields ``[iteration + 1, cond_out, trip count, v_1'..v_N', captured]``.
+Loop-carried values must keep their type and shape; scan outputs (body outputs after the carried
+values, which grow per iteration) are not supported; a Loop without trip count and condition (an
+infinite loop) is not supported. A constant trip count beyond int32 (exporters use INT64_MAX for
+"no limit") is treated as absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.builder import Builder
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from nnkiln.dialects.tosa.base import Kind, element_type
+from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
+from nnkiln.frontends.onnx.lowerings import LOWERINGS, lowering
+from nnkiln.ir.diagnostics import source_loc
+
+Result = list[Any]
+
+
+# ------------------------------------------------------------------------------------------------
+# sub-graph helpers
+
+
+def free_names(graph: Any) -> list[str]:
+    """Names a graph (and its nested sub-graphs) reads but does not define, in first-use order."""
+    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    defined |= {t.values.name for t in graph.sparse_initializer}
+    out: list[str] = []
+
+    def use(name: str) -> None:
+        if name and name not in defined and name not in out:
+            out.append(name)
+
+    for node in graph.node:
+        for name in node.input:
+            use(name)
+        for a in node.attribute:
+            subs = list(a.graphs) + ([a.g] if a.HasField("g") else [])
+            for sub in subs:
+                for name in free_names(sub):
+                    use(name)
+        defined.update(o for o in node.output if o)
+    for o in graph.output:
+        use(o.name)
+    return out
+
+
+def _fresh(v: TensorValue) -> TensorValue:
+    """A constant as a value with no IR yet (so it is re-emitted inside a region)."""
+    assert v.const is not None
+    return TensorValue(tuple(v.shape), v.kind, const=v.const)
+
+
+class _Scope:
+    """Builds ops into a fresh block: swaps the GraphBuilder's insertion point and constant cache and
+    the importer's value table, restoring them on exit."""
+
+    def __init__(self, ctx: NodeContext, arg_types: Sequence[TensorType]):
+        self.ctx = ctx
+        self.block = Block(arg_types=list(arg_types))
+
+    def __enter__(self) -> _Scope:
+        g, imp = self.ctx.g, self.ctx.importer
+        self._saved = (g.builder, g._consts, dict(imp.values), g.node)  # noqa: SLF001
+        g.builder = Builder(InsertPoint.at_end(self.block))
+        g._consts = {}  # noqa: SLF001  (constants must be defined inside the isolated region)
+        imp.values = {k: (_fresh(v) if v is not None and v.is_const else v) for k, v in imp.values.items()}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        g, imp = self.ctx.g, self.ctx.importer
+        g.builder, g._consts, imp.values, g.node = self._saved  # noqa: SLF001
+
+
+def _captures(ctx: NodeContext, graphs: Sequence[Any], exclude: set[str]) -> tuple[list[str], list[SSAValue]]:
+    """The run-time outer values the graphs read: (names, outer IR values), materialised in the outer block."""
+    names: list[str] = []
+    for gr in graphs:
+        for n in free_names(gr):
+            if n in exclude or n in names:
+                continue
+            v = ctx.importer.values.get(n)
+            if v is None:
+                raise ctx.error(f"sub-graph input '{n}' is not defined in an enclosing scope")
+            if not v.is_const:
+                names.append(n)
+    values = [ctx.importer.materialize(ctx.importer.values[n]) for n in names]  # type: ignore[arg-type]
+    return names, values
+
+
+def _lower_graph_body(ctx: NodeContext, graph: Any) -> list[TensorValue]:
+    """Lower a graph's nodes into the current scope; returns its outputs."""
+    from nnkiln.frontends.onnx.reader import tensor_to_numpy
+
+    imp = ctx.importer
+    for t in graph.initializer:
+        imp.values[t.name] = TensorValue.constant(tensor_to_numpy(t, imp.file))
+    imp.lower_nodes(graph.node, LOWERINGS)
+    outs = []
+    for o in graph.output:
+        v = imp.values.get(o.name)
+        if v is None:
+            raise ctx.error(f"sub-graph output '{o.name}' is not produced")
+        outs.append(v)
+    return outs
+
+
+def _yield(ctx: NodeContext, values: Sequence[SSAValue]) -> None:
+    from nnkiln.dialects.tosa.ops_control_flow import YieldOp
+
+    ctx.g.builder.insert(YieldOp.create(operands=list(values)))
+
+
+def _insert(ctx: NodeContext, op: Any) -> None:
+    ctx.g.at_node(ctx.name)
+    op.location = source_loc(ctx.g.file, ctx.name)
+    ctx.g.builder.insert(op)
+
+
+def _bool_scalar(ctx: NodeContext, v: SSAValue) -> SSAValue:
+    from nnkiln.frontends.common.broadcast import reshape
+
+    shape = tuple(v.type.get_shape())  # type: ignore[attr-defined]
+    if int(np.prod(shape, dtype=np.int64)) != 1:
+        raise ctx.error(f"the condition has shape {list(shape)}; it must hold one value")
+    return reshape(ctx.g, v, ())
+
+
+# ------------------------------------------------------------------------------------------------
+# If
+
+
+@lowering("If")
+def If(ctx: NodeContext) -> Result:
+    """If (opsets 1, 11, 13, 16, 19, 21, 23) → COND_IF with the captured outer values as its input
+    list (see the module docstring); a constant condition inlines the taken branch."""
+    from nnkiln.dialects.tosa.ops_control_flow import CondIfOp
+
+    then_g, else_g = ctx.attr("then_branch"), ctx.attr("else_branch")
+    if then_g is None or else_g is None:
+        raise ctx.error("then_branch and else_branch are required")
+    cv = ctx.input(0)
+    if cv.is_const:
+        arr = np.asarray(cv.const)
+        if arr.size != 1:
+            raise ctx.error(f"the condition has {arr.size} values; it must hold one")
+        branch = then_g if bool(arr.reshape(-1)[0]) else else_g
+        saved = dict(ctx.importer.values)
+        try:
+            outs = _lower_graph_body(ctx, branch)
+        finally:
+            produced = ctx.importer.values
+            ctx.importer.values = saved
+        del produced
+        ctx.g.at_node(ctx.name)
+        return list(outs)
+    cond = _bool_scalar(ctx, ctx.tensor(0))
+    names, outer = _captures(ctx, [then_g, else_g], set())
+    arg_types = [v.type for v in outer]
+    regions = []
+    out_types: list[list[Any]] = []
+    for gr in (then_g, else_g):
+        with _Scope(ctx, arg_types) as scope:
+            for n, arg in zip(names, scope.block.args):
+                ctx.importer.values[n] = TensorValue.of(arg)
+            outs = _lower_graph_body(ctx, gr)
+            vals = [ctx.importer.materialize(o) for o in outs]
+            _yield(ctx, vals)
+        out_types.append([v.type for v in vals])
+        regions.append(Region(scope.block))
+    if out_types[0] != out_types[1]:
+        raise ctx.error(f"the branches yield different types {[str(t) for t in out_types[0]]} and "
+                        f"{[str(t) for t in out_types[1]]}; not supported (TOSA needs one static type per output)")
+    op = CondIfOp.make(outer, cond, regions[0], regions[1])
+    _insert(ctx, op)
+    return list(op.results)
+
+
+# ------------------------------------------------------------------------------------------------
+# Loop
+
+
+@lowering("Loop")
+def Loop(ctx: NodeContext) -> Result:
+    """Loop → WHILE_LOOP (see the module docstring)."""
+    from nnkiln.dialects.tosa.ops_comparison import GreaterOp
+    from nnkiln.dialects.tosa.ops_control_flow import WhileLoopOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, LogicalAndOp
+
+    body = ctx.attr("body")
+    if body is None:
+        raise ctx.error("the body graph is required")
+    n_carried = len(ctx.node.input) - 2
+    if len(body.input) != n_carried + 2:
+        raise ctx.error(f"the body has {len(body.input)} inputs, expected {n_carried + 2}")
+    n_scan = len(body.output) - 1 - n_carried
+    if n_scan > 0:
+        raise ctx.error(f"scan outputs ({n_scan}) are not supported (their shape grows per iteration)")
+    g = ctx.g
+    i32, b1 = element_type(Kind.I32), element_type(Kind.BOOL)
+
+    def scalar_i32(v: int) -> SSAValue:
+        return g.const(np.array(v, np.int32), TensorType(i32, []))
+
+    # trip count
+    trip: SSAValue | None = None
+    if ctx.has_input(0):
+        mv = ctx.input(0)
+        if mv.is_const:
+            m = int(np.asarray(mv.const).reshape(-1)[0])
+            if m < (1 << 31):
+                trip = scalar_i32(max(m, 0))
+        else:
+            trip = _int_scalar(ctx, ctx.tensor(0))
+    cond0: SSAValue
+    has_cond = ctx.has_input(1)
+    if has_cond:
+        cv = ctx.input(1)
+        if cv.is_const:
+            cond0 = g.const(np.array(bool(np.asarray(cv.const).reshape(-1)[0])), TensorType(b1, []))
+        else:
+            cond0 = _bool_scalar(ctx, ctx.tensor(1))
+    else:
+        cond0 = g.const(np.array(True), TensorType(b1, []))
+    if trip is None and not has_cond:
+        raise ctx.error("a Loop without trip count and condition never ends; not supported")
+    carried = [ctx.tensor(2 + i) for i in range(n_carried)]
+    exclude = {i.name for i in body.input}
+    names, outer = _captures(ctx, [body], exclude)
+    state: list[SSAValue] = [scalar_i32(0), cond0] + ([trip] if trip is not None else []) + carried + outer
+    types = [v.type for v in state]
+    k0 = 3 if trip is not None else 2
+
+    # cond graph
+    with _Scope(ctx, types) as scope:
+        a = scope.block.args
+        c = a[1]
+        if trip is not None:
+            more = g.value(GreaterOp, [a[2], a[0]], b1)
+            c = g.value(LogicalAndOp, [c, more], b1) if has_cond else more
+        _yield(ctx, [c])
+    cond_region = Region(scope.block)
+
+    # body graph
+    with _Scope(ctx, types) as scope:
+        a = scope.block.args
+        imp = ctx.importer
+        imp.values[body.input[0].name] = TensorValue.of(a[0])
+        imp.values[body.input[1].name] = TensorValue.of(a[1])
+        for i in range(n_carried):
+            imp.values[body.input[2 + i].name] = TensorValue.of(a[k0 + i])
+        for n, arg in zip(names, a[k0 + n_carried:]):
+            imp.values[n] = TensorValue.of(arg)
+        outs = _lower_graph_body(ctx, body)
+        cond_out = _bool_scalar(ctx, imp.materialize(outs[0]))
+        new_vals = [imp.materialize(o) for o in outs[1:1 + n_carried]]
+        for i, (nv, old) in enumerate(zip(new_vals, carried)):
+            if nv.type != old.type:
+                raise ctx.error(f"loop-carried value {i} changes type from {old.type} to {nv.type}; not supported "
+                                "(WHILE_LOOP needs static loop-carried types)")
+        nxt = g.value(AddOp, [a[0], g.const(np.array(1, np.int32), TensorType(i32, []))], i32)
+        _yield(ctx, [nxt, cond_out] + ([a[2]] if trip is not None else []) + new_vals + list(a[k0 + n_carried:]))
+    body_region = Region(scope.block)
+    op = WhileLoopOp.make(state, cond_region, body_region)
+    _insert(ctx, op)
+    return list(op.results[k0:k0 + n_carried])
+
+
+def _int_scalar(ctx: NodeContext, v: SSAValue) -> SSAValue:
+    from nnkiln.frontends.common.broadcast import reshape
+
+    shape = tuple(v.type.get_shape())  # type: ignore[attr-defined]
+    if int(np.prod(shape, dtype=np.int64)) != 1:
+        raise ctx.error(f"the trip count has shape {list(shape)}; it must hold one value")
+    return reshape(ctx.g, v, ())
+
+
+@lowering("Scan")
+def Scan(ctx: NodeContext) -> Result:
+    """Scan is not supported: its scan outputs grow per iteration and its scan inputs are sliced per
+    iteration, which WHILE_LOOP's static loop-carried list cannot express without sequence types."""
+    raise ctx.error("Scan is not supported (scan inputs/outputs have no static loop-carried form in TOSA 0.30)")
