@@ -6,3 +6,10 @@ from nnkiln.frontends.nnef.ast import Document
 from nnkiln.frontends.nnef.document import parse_document, standard_fragments
 
 __all__ = ["Document", "parse_document", "standard_fragments"]
+
+from nnkiln.frontends.nnef.container import Container, QuantInfo, check_main, load_container, parse_quant  # noqa: E402
+from nnkiln.frontends.nnef.expand import FlatGraph, FlatOp, TensorRef, expand  # noqa: E402
+from nnkiln.frontends.nnef.tensor_file import ItemType, TensorData, read_tensor, write_tensor  # noqa: E402
+
+__all__ += ["Container", "FlatGraph", "FlatOp", "ItemType", "QuantInfo", "TensorData", "TensorRef", "check_main",
+            "expand", "load_container", "parse_quant", "read_tensor", "write_tensor"]

@@ -16,8 +16,9 @@ def _bind_shapes(model: Any, inputs: Sequence[np.ndarray]) -> dict[str, list[int
     return {n: list(np.shape(x)) for n, x in zip(names, inputs)}
 
 
-def import_model_proto(model: Any, inputs: Sequence[np.ndarray] | None = None):  # noqa: ANN201
-    """Import an in-memory ModelProto (shapes bound from ``inputs`` if given)."""
+def import_model_proto(model: Any, inputs: Sequence[np.ndarray] | None = None,
+                       constants: dict[str, np.ndarray] | None = None):  # noqa: ANN201
+    """Import an in-memory ModelProto (shapes bound from ``inputs`` if given; ``constants`` fix input values)."""
     from nnkiln.frontends.onnx.importer import OnnxImporter
     from nnkiln.frontends.onnx.reader import OnnxModel, check_graph_structure
     from nnkiln.ir.verify import verify_module
@@ -25,16 +26,32 @@ def import_model_proto(model: Any, inputs: Sequence[np.ndarray] | None = None): 
     opset = max((int(i.version) for i in model.opset_import if i.domain in ("", "ai.onnx")), default=1)
     check_graph_structure(model.graph, "<model>")
     shapes = _bind_shapes(model, inputs) if inputs is not None else None
-    module = OnnxImporter(OnnxModel(model, "<model>", opset), shapes).run()
+    if shapes and constants:
+        shapes = {k: v for k, v in shapes.items() if k not in constants}
+    module = OnnxImporter(OnnxModel(model, "<model>", opset), shapes, constants).run()
     verify_module(module)
     return module
 
 
-def run_model(model: Any, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Import and run; outputs in the graph's output order."""
+def run_model(model: Any, inputs: Sequence[np.ndarray], specialize: bool = True) -> list[np.ndarray]:
+    """Import and run; outputs in the graph's output order.
+
+    With ``specialize``, a model that cannot be imported because an integer input decides a shape
+    (TOSA 0.30 shapes are static) is imported again with its integer inputs fixed to the given values,
+    like a JIT that specialises on shape inputs.
+    """
+    from nnkiln.ir.errors import FrontendError
     from nnkiln.reference import entry_function, input_names, run
 
-    module = import_model_proto(model, inputs)
+    try:
+        module = import_model_proto(model, inputs)
+    except FrontendError as err:
+        if not (specialize and "must be a constant" in str(err)):
+            raise
+        init = {t.name for t in model.graph.initializer}
+        names = [i.name for i in model.graph.input if i.name not in init]
+        fixed = {n: np.asarray(x) for n, x in zip(names, inputs) if np.asarray(x).dtype.kind in "iub"}
+        module = import_model_proto(model, inputs, fixed)
     init = {t.name for t in model.graph.initializer}
     names = [i.name for i in model.graph.input if i.name not in init]
     wanted = set(input_names(entry_function(module)))  # zero-size inputs were folded at import

@@ -10,6 +10,9 @@ Before lowering anything, every node (subgraphs included) is checked against the
 with unsupported ops gets one ``FrontendError`` listing every unsupported op type with its count and
 node names.
 
+Inputs whose values the caller fixes (``constants=``) become import-time constants too: TOSA 0.30
+shapes are static, so shape-deciding inputs (Reshape's shape, Reduce axes, ...) must be known.
+
 Inputs with a zero-size dimension carry no data (TOSA has no zero-size tensors, spec §1.8.1): they
 become import-time constants (empty arrays) and are not arguments of the imported function.
 
@@ -34,7 +37,7 @@ from xdsl.ir import Attribute, SSAValue
 from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
 from nnkiln.frontends.common.graph import GraphBuilder
 from nnkiln.frontends.onnx.reader import OnnxModel, read_model, tensor_to_numpy
-from nnkiln.ir.errors import FrontendError
+from nnkiln.ir.errors import FrontendError, NnkilnError
 
 # ONNX TensorProto element types → (numpy dtype of constants, TOSA kind of run-time values)
 _ONNX_TYPES: dict[int, tuple[Any, Kind | None]] = {
@@ -179,10 +182,16 @@ Lowering = Any  # Callable[[NodeContext], Sequence[TensorValue | SSAValue | np.n
 class OnnxImporter:
     """Lowers one ONNX model (see the module docstring)."""
 
-    def __init__(self, model: OnnxModel, shapes: Mapping[str, Sequence[int]] | None = None):
+    def __init__(
+        self,
+        model: OnnxModel,
+        shapes: Mapping[str, Sequence[int]] | None = None,
+        constants: Mapping[str, np.ndarray] | None = None,
+    ):
         self.model = model
         self.file = model.path
         self.shapes = {k: tuple(int(d) for d in v) for k, v in (shapes or {}).items()}
+        self.constants = {k: np.asarray(v) for k, v in (constants or {}).items()}
         self.values: dict[str, TensorValue | None] = {}
         self.node_index = 0
         self.g: GraphBuilder | None = None
@@ -195,12 +204,17 @@ class OnnxImporter:
         graph = self.model.proto.graph  # type: ignore[attr-defined]
         self._check_supported(graph, LOWERINGS)
         init_names = {t.name for t in graph.initializer}
-        unknown = set(self.shapes) - {i.name for i in graph.input if i.name not in init_names}
+        graph_inputs = {i.name for i in graph.input if i.name not in init_names}
+        unknown = (set(self.shapes) | set(self.constants)) - graph_inputs
         if unknown:
-            raise FrontendError(f"shapes given for unknown inputs {sorted(unknown)}", file=self.file)
+            raise FrontendError(f"shapes or constants given for unknown inputs {sorted(unknown)}", file=self.file)
         inputs = []
         for vi in graph.input:
             if vi.name in init_names:
+                continue
+            if vi.name in self.constants:
+                # Specialised: the caller fixed this input's value (e.g. a shape or axes input).
+                self.values[vi.name] = TensorValue.constant(self.constants[vi.name])
                 continue
             empty = self._empty_input(vi)
             if empty is not None:
@@ -235,7 +249,12 @@ class OnnxImporter:
                 importer=self,
             )
             self.g.at_node(ctx.name)
-            results = lowerings[node.op_type](ctx)
+            try:
+                results = lowerings[node.op_type](ctx)
+            except (NnkilnError, RecursionError, MemoryError):
+                raise
+            except Exception as err:  # a lowering bug or an input it did not anticipate: name the node
+                raise ctx.error(f"cannot be lowered (internal error: {type(err).__name__}: {err})") from err
             outs = [o for o in node.output]
             if len(results) < len([o for o in outs if o]):
                 raise ctx.error(f"lowering produced {len(results)} outputs, the node has {len(outs)}")
@@ -377,10 +396,18 @@ class OnnxImporter:
             )
 
 
-def load_onnx(path: str, shapes: Mapping[str, Sequence[int]] | None = None) -> ModuleOp:
-    """Import an ONNX file as a verified ``tosa``-level module."""
+def load_onnx(
+    path: str,
+    shapes: Mapping[str, Sequence[int]] | None = None,
+    constants: Mapping[str, np.ndarray] | None = None,
+) -> ModuleOp:
+    """Import an ONNX file as a verified ``tosa``-level module.
+
+    ``shapes`` binds symbolic input dimensions; ``constants`` fixes the values of inputs (such as
+    shape or axes inputs that TOSA's static shapes need at import); those are then not function inputs.
+    """
     from nnkiln.ir.verify import verify_module
 
-    module = OnnxImporter(read_model(path), shapes).run()
+    module = OnnxImporter(read_model(path), shapes, constants).run()
     verify_module(module)
     return module

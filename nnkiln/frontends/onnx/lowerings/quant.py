@@ -398,8 +398,17 @@ def quantize_ir(ctx: NodeContext, x: SSAValue, scale: np.ndarray, zp: np.ndarray
         zshape = _axis_shape(rank, axis, zp.size) if zp.size > 1 else (1,) * rank
         q = _emit(ctx, AddOp, [q, _const(ctx, zp.reshape(zshape), I32)], I32)
     lo, hi = _RANGE[kind]
-    q = _emit(ctx, ClampOp, [q], I32, min_val=lo, max_val=hi)
+    q = clamp_i32(ctx, q, lo, hi)
     return narrow_i32(ctx, q, kind)
+
+
+def clamp_i32(ctx: NodeContext, q: SSAValue, lo: int, hi: int) -> SSAValue:
+    """CLAMP has no int32 mode in TOSA 0.30: MAXIMUM / MINIMUM with scalar constants."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MaximumOp, MinimumOp
+
+    rank = len(_shape(q))
+    q = _emit(ctx, MaximumOp, [q, _scalar_const(ctx, lo, I32, rank)], I32)
+    return _emit(ctx, MinimumOp, [q, _scalar_const(ctx, hi, I32, rank)], I32)
 
 
 @lowering("QuantizeLinear")
@@ -427,6 +436,15 @@ def QuantizeLinear(ctx: NodeContext) -> Result:
         fq, fs, fz, fk = fused
         if fk is kind and fz == int(zp[0]) and np.float32(fs) == np.float32(scale[0]):
             return [fq]
+    if isinstance(xv, DequantizedValue) and not xv.is_const and scale.size == 1 and zp.size == 1 \
+            and kind in (I8, U8):
+        act = _act(ctx, xv)
+        if act is not None:  # DQ → Q: an integer requantization (identity when the parameters agree)
+            t = _Target(float(np.float32(scale[0])), int(zp[0]), kind)
+            if xv.info.q.kind is kind and xv.info.z == t.zp and np.float32(xv.info.s) == np.float32(t.scale):
+                return [xv.info.q]
+            q, z, s = act
+            return [_out(ctx, _requant_signed(ctx, q, z, s / t.scale, t), t)]
     if xv.is_const:
         x = np.asarray(xv.const).astype(np.float32)
         sb = scale_raw.astype(np.float32)
@@ -721,3 +739,472 @@ def QLinearMatMul(ctx: NodeContext) -> Result:
     n = _shape(acc)[-1]
     scale = np.broadcast_to(scale, (n,)) if scale.size > 1 else scale
     return [requantize(ctx, acc, 0, list(scale), out_kind, int(y_zp[0]), per_channel=scale.size > 1)]
+
+
+# ------------------------------------------------------------------------------------------------
+# QDQ fusion (see the module docstring)
+
+
+@dataclasses.dataclass
+class _Target:
+    """The quantization of a node's output by its QuantizeLinear consumers."""
+
+    scale: float
+    zp: int
+    kind: Kind
+
+
+def _graph_maps(imp: Any) -> tuple[dict[str, list[Any]], set[str]]:
+    """(consumers of each value, graph output names) of the top-level graph, cached on the importer."""
+    cached = getattr(imp, "_nnkiln_quant_maps", None)
+    if cached is None:
+        graph = imp.model.proto.graph
+        consumers: dict[str, list[Any]] = {}
+        for node in graph.node:
+            for name in node.input:
+                if name:
+                    consumers.setdefault(name, []).append(node)
+            for a in node.attribute:  # values read by sub-graphs count as consumed by the node
+                for sub in list(a.graphs) + ([a.g] if a.HasField("g") else []):
+                    from nnkiln.frontends.onnx.lowerings.control import free_names
+
+                    for name in free_names(sub):
+                        consumers.setdefault(name, []).append(node)
+        cached = (consumers, {o.name for o in graph.output})
+        imp._nnkiln_quant_maps = cached  # noqa: SLF001  (workaround: no importer hook for analyses)
+    return cached
+
+
+def _q_target(ctx: NodeContext) -> _Target | None:
+    """The per-tensor quantization all consumers of the node's first output apply, if every consumer is
+    a QuantizeLinear with constant parameters (and the output is no graph output)."""
+    imp = ctx.importer
+    outs = [o for o in ctx.node.output if o]
+    if not outs or outs[0] != ctx.node.output[0]:
+        return None
+    consumers, graph_outputs = _graph_maps(imp)
+    name = outs[0]
+    if any(o in graph_outputs for o in outs):
+        return None
+    if any(consumers.get(o) for o in outs[1:]):
+        return None
+    users = consumers.get(name, [])
+    if not users or any(u.op_type != "QuantizeLinear" or u.domain not in ("", "ai.onnx") for u in users):
+        return None
+    # the node must belong to the top-level graph (sub-graph nodes are not in the maps)
+    top_producers = getattr(imp, "_nnkiln_quant_producers", None)
+    if top_producers is None:
+        top_producers = {o for n in imp.model.proto.graph.node for o in n.output if o}
+        imp._nnkiln_quant_producers = top_producers  # noqa: SLF001
+    if name not in top_producers or getattr(imp, "_nnkiln_in_subgraph", False):
+        return None
+    target: _Target | None = None
+    for u in users:
+        if len(u.input) < 2:
+            return None
+        sv = imp.values.get(u.input[1])
+        if sv is None or not sv.is_const or np.asarray(sv.const).size != 1:
+            return None
+        if any(a.name == "block_size" and a.i > 0 for a in u.attribute):
+            return None
+        scale = float(np.asarray(sv.const, dtype=np.float32).reshape(-1)[0])
+        if not (scale > 0 and math.isfinite(scale)):
+            return None
+        if len(u.input) > 2 and u.input[2]:
+            zv = imp.values.get(u.input[2])
+            if zv is None or not zv.is_const or np.asarray(zv.const).size != 1:
+                return None
+            dt = np.dtype(np.asarray(zv.const).dtype).name
+            kind = {"int8": I8, "uint8": U8}.get(dt)
+            zp = int(np.asarray(zv.const).reshape(-1)[0])
+        else:
+            od = next((a.i for a in u.attribute if a.name == "output_dtype"), 0)
+            kind = {0: U8, 2: U8, 3: I8}.get(od)
+            zp = 0
+        if kind is None:
+            return None
+        t = _Target(scale, zp, kind)
+        if target is not None and target != t:
+            return None
+        target = t
+    return target
+
+
+def _act(ctx: NodeContext, tv: TensorValue | None) -> tuple[SSAValue, int, float] | None:
+    """A per-tensor int8/uint8 DequantizeLinear result as (int8 value, zero point, scale)."""
+    if not isinstance(tv, DequantizedValue):
+        return None
+    info = tv.info
+    if not info.per_tensor:
+        return None
+    if info.q.is_const:
+        if np.asarray(info.q.const).dtype.name not in ("int8", "uint8"):
+            return None
+    elif info.q.kind not in (I8, U8):
+        return None
+    view = getattr(info, "_i8_view", None)
+    if view is None:
+        v, z = to_signed(ctx, info.q, info.z)
+        view = (v, z)
+        info._i8_view = view  # type: ignore[attr-defined]
+    return view[0], view[1], info.s
+
+
+def kind_for(arr: np.ndarray) -> Kind:
+    return {"int8": I8, "uint8": U8, "int16": I16, "uint16": U16, "int32": I32}.get(np.dtype(arr.dtype).name, F32)
+
+
+def _fused(ctx: NodeContext, q: SSAValue, t: _Target, float_kind: Kind = F32) -> DequantizedValue:
+    """The float output of a fused node: known as the integer tensor ``q`` (already in ``t``'s type)."""
+    qtv = TensorValue.of(q)
+    info = QuantInfo(qtv, np.array([t.scale]), np.array([t.zp]), 0)
+
+    def emit() -> SSAValue:
+        return dequantize_ir(ctx, q, np.array([t.scale]), np.array([t.zp]), 0, float_kind)
+
+    dv = DequantizedValue(tuple(qtv.shape), float_kind, info, emit)
+    dv.fused = (qtv, t.scale, t.zp, t.kind)  # type: ignore[attr-defined]
+    return dv
+
+
+def _out(ctx: NodeContext, y_signed: SSAValue, t: _Target) -> SSAValue:
+    """A result computed in the signed kind with zero point ``t.zp - offset`` converted to ``t.kind``."""
+    _, off = _SIGNED[t.kind]
+    return rescale(ctx, y_signed, t.kind, output_zp=off) if off else y_signed
+
+
+def _requant_signed(ctx: NodeContext, x: SSAValue, xz: int, scale: float | Sequence[float], t: _Target,
+                    per_channel: bool = False, lo: float | None = None, hi: float | None = None) -> SSAValue:
+    """RESCALE to the signed kind of ``t`` (zero point shifted), clamped to real bounds ``lo``/``hi``."""
+    from nnkiln.dialects.tosa.ops_activation import ClampOp
+
+    signed, off = _SIGNED[t.kind]
+    zp = t.zp - off
+    same = not per_channel and isinstance(scale, float) and abs(scale - 1.0) < 1e-9 and xz == zp and _kind(x) is signed
+    y = x if same else requantize(ctx, x, xz, scale, signed, zp, per_channel=per_channel)
+    rlo, rhi = _RANGE[signed]
+    qlo = rlo if lo is None else max(rlo, min(rhi, zp + int(np.rint(lo / t.scale))))
+    qhi = rhi if hi is None else min(rhi, max(rlo, zp + int(np.rint(hi / t.scale))))
+    if qlo > rlo or qhi < rhi:
+        y = _emit(ctx, ClampOp, [y], signed, min_val=int(qlo), max_val=int(qhi))
+    return y
+
+
+def _bias_i32(ctx: NodeContext, tv: TensorValue | None, scale: np.ndarray, n: int) -> np.ndarray | None:
+    """A constant bias as int32 in units of ``scale`` (the accumulator scale), or None if not constant."""
+    if tv is None:
+        return np.zeros(n, np.int64)
+    if not tv.is_const:
+        return None
+    if isinstance(tv, DequantizedValue) and tv.info.q.is_const and np.all(tv.info.zp == 0):
+        s = tv.info.scale
+        if s.size in (1, n) and np.allclose(np.broadcast_to(s, (n,)), np.broadcast_to(scale, (n,)), rtol=1e-6, atol=0):
+            return np.broadcast_to(np.asarray(tv.info.q.const).astype(np.int64).reshape(-1), (n,)).copy()
+    b = np.asarray(tv.const, dtype=np.float64).reshape(-1)
+    if b.size not in (1, n):
+        return None
+    r = np.rint(np.broadcast_to(b, (n,)) / np.broadcast_to(scale, (n,)))
+    if np.any(np.abs(r) >= (1 << 31)):
+        return None
+    return r.astype(np.int64)
+
+
+def _weight_info(tv: TensorValue | None, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(int weights, scales, zero points) of a constant DequantizeLinear weight, per-tensor or along ``axis``."""
+    if not isinstance(tv, DequantizedValue) or not tv.info.q.is_const:
+        return None
+    arr = np.asarray(tv.info.q.const)
+    if arr.dtype.name not in ("int8", "uint8"):
+        return None
+    info = tv.info
+    if not info.per_tensor and info.axis != axis % arr.ndim:
+        return None
+    return arr, info.scale, info.zp
+
+
+def _fuse_conv(ctx: NodeContext, t: _Target) -> SSAValue | None:
+    x = _act(ctx, ctx.inputs[0])
+    wi = _weight_info(ctx.inputs[1] if len(ctx.inputs) > 1 else None, 0)
+    if x is None or wi is None or ctx.inputs[0].rank not in (3, 4):  # type: ignore[union-attr]
+        return None
+    xq, xz, xs = x
+    w, ws, wz = wi
+    m = w.shape[0]
+    wq, wzz = _weight_i8(ctx, TensorValue.constant(w), wz if wz.size > 1 else wz.reshape(1), "weight")
+    acc_scale = xs * np.broadcast_to(ws, (m,)).astype(np.float64)
+    bias = _bias_i32(ctx, ctx.inputs[2] if ctx.has_input(2) else None, acc_scale, m)
+    if bias is None:
+        return None
+    acc, k = conv_i32(ctx, xq, xz, wq, wzz, bias)
+    signed, off = _SIGNED[t.kind]
+    scale = acc_scale / t.scale
+    y = _requant_signed(ctx, acc, 0, list(scale) if ws.size > 1 else float(scale[0]), t, per_channel=ws.size > 1)
+    return _out(ctx, _from_channels_last(ctx, y, k), t)
+
+
+def _fuse_matmul(ctx: NodeContext, t: _Target) -> SSAValue | None:
+    a = _act(ctx, ctx.inputs[0])
+    bv = ctx.inputs[1]
+    if a is None or bv is None or ctx.inputs[0].rank < 2 or bv.rank < 2:  # type: ignore[union-attr]
+        return None
+    aq, az, as_ = a
+    b_act = _act(ctx, bv) if not bv.is_const else None
+    if b_act is not None:
+        bq, bz, bs = b_act
+        acc = matmul_i32(ctx, aq, az, TensorValue.of(bq), bz)
+        return _out(ctx, _requant_signed(ctx, acc, 0, as_ * bs / t.scale, t), t)
+    wi = _weight_info(bv, bv.rank - 1)
+    if wi is None:
+        return None
+    w, ws, wz = wi
+    n = w.shape[-1]
+    if wz.size > 1:
+        shifted = w.astype(np.int64) - wz.reshape(-1)
+        if shifted.min(initial=0) < -128 or shifted.max(initial=0) > 127:
+            return None
+        wtv, wzz = TensorValue.constant(shifted.astype(np.int8)), 0
+    else:
+        wtv, wzz = _weight_i8(ctx, TensorValue.constant(w), wz.reshape(1), "B")
+    acc = matmul_i32(ctx, aq, az, wtv, wzz)
+    scale = as_ * np.broadcast_to(ws, (n,)).astype(np.float64) / t.scale
+    pc = ws.size > 1
+    return _out(ctx, _requant_signed(ctx, acc, 0, list(scale) if pc else float(scale[0]), t, per_channel=pc), t)
+
+
+def _fuse_gemm(ctx: NodeContext, t: _Target) -> SSAValue | None:
+    from nnkiln.dialects.tosa.ops_tensor import FullyConnectedOp
+
+    if float(ctx.attr("alpha", 1.0)) != 1.0 or float(ctx.attr("beta", 1.0)) != 1.0 or ctx.attr("transA", 0):
+        return None
+    trans_b = bool(ctx.attr("transB", 0))
+    a = _act(ctx, ctx.inputs[0])
+    wi = _weight_info(ctx.inputs[1], 0 if trans_b else 1)
+    if a is None or wi is None or ctx.inputs[0].rank != 2:  # type: ignore[union-attr]
+        return None
+    aq, az, as_ = a
+    w, ws, wz = wi
+    w = w if trans_b else w.T  # [N, K]
+    n = w.shape[0]
+    wtv, wzz = _weight_i8(ctx, TensorValue.constant(np.ascontiguousarray(w)), wz.reshape(-1), "B")
+    acc_scale = as_ * np.broadcast_to(ws, (n,)).astype(np.float64)
+    cv = ctx.inputs[2] if ctx.has_input(2) else None
+    if cv is not None and cv.rank == 2 and cv.shape[0] != 1:
+        return None
+    bias = _bias_i32(ctx, cv, acc_scale, n)
+    if bias is None:
+        return None
+    acc = _emit(ctx, FullyConnectedOp, [aq, _const(ctx, np.asarray(wtv.const), I8), _const(ctx, bias, I32)], I32,
+                input_zp=int(az), weight_zp=int(wzz))
+    scale = acc_scale / t.scale
+    pc = ws.size > 1
+    return _out(ctx, _requant_signed(ctx, acc, 0, list(scale) if pc else float(scale[0]), t, per_channel=pc), t)
+
+
+_ADD_SHIFT = 20
+
+
+def _fuse_add(ctx: NodeContext, t: _Target) -> SSAValue | None:
+    """ADD as in the TOSA lowerings of tfl.add: both operands RESCALEd to int32 at a common scale
+    (``2·max(scale_a, scale_b)`` with 20 extra fraction bits), ADD, RESCALE to the output."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
+    from nnkiln.frontends.common.broadcast import equal_ranks
+
+    ops = [_act(ctx, ctx.inputs[i]) for i in range(2)]
+    if any(o is None for o in ops):
+        return None
+    (aq, az, as_), (bq, bz, bs) = ops  # type: ignore[misc]
+    try:
+        np.broadcast_shapes(_shape(aq), _shape(bq))
+    except ValueError:
+        return None
+    max2 = 2.0 * max(as_, bs)
+    a32 = rescale(ctx, aq, I32, input_zp=az, scale=as_ / max2 * (1 << _ADD_SHIFT))
+    b32 = rescale(ctx, bq, I32, input_zp=bz, scale=bs / max2 * (1 << _ADD_SHIFT))
+    a32, b32 = equal_ranks(ctx.g, a32, b32)
+    s = _emit(ctx, AddOp, [a32, b32], I32)
+    return _out(ctx, _requant_signed(ctx, s, 0, max2 / ((1 << _ADD_SHIFT) * t.scale), t), t)
+
+
+def _fuse_relu(ctx: NodeContext, t: _Target) -> SSAValue | None:
+    x = _act(ctx, ctx.inputs[0])
+    if x is None:
+        return None
+    xq, xz, xs = x
+    return _out(ctx, _requant_signed(ctx, xq, xz, xs / t.scale, t, lo=0.0), t)
+
+
+def _fuse_clip(ctx: NodeContext, t: _Target) -> SSAValue | None:
+    x = _act(ctx, ctx.inputs[0])
+    if x is None:
+        return None
+    lo, hi = ctx.attr("min"), ctx.attr("max")
+    for i, name in ((1, "lo"), (2, "hi")):
+        if ctx.has_input(i):
+            v = ctx.inputs[i]
+            if not v.is_const:  # type: ignore[union-attr]
+                return None
+            val = float(np.asarray(v.const).reshape(-1)[0])  # type: ignore[union-attr]
+            lo, hi = (val, hi) if name == "lo" else (lo, val)
+    xq, xz, xs = x
+    return _out(ctx, _requant_signed(ctx, xq, xz, xs / t.scale, t, lo=lo, hi=hi), t)
+
+
+def _with_input(ctx: NodeContext, value: SSAValue, idx: int = 0) -> NodeContext:
+    inputs = list(ctx.inputs)
+    inputs[idx] = TensorValue.of(value)
+    return dataclasses.replace(ctx, inputs=inputs, used_attrs=set())
+
+
+def _single(results: Sequence[Any], ctx: NodeContext) -> SSAValue | None:
+    r = results[0]
+    if isinstance(r, TensorValue):
+        return ctx.importer.materialize(r)
+    return r if isinstance(r, SSAValue) else None
+
+
+def _fuse_movement(orig: Callable[[NodeContext], Sequence[Any]]) -> Callable[[NodeContext, _Target], SSAValue | None]:
+    """Ops that only move or select values (and MaxPool, which commutes with monotone requantization):
+    run the original lowering on the int8 tensor, then requantize to the output."""
+
+    def fuse(ctx: NodeContext, t: _Target) -> SSAValue | None:
+        x = _act(ctx, ctx.inputs[0])
+        if x is None or any(isinstance(v, DequantizedValue) and not v.is_const for v in ctx.inputs[1:]):
+            return None
+        xq, xz, xs = x
+        y = _single(orig(_with_input(ctx, xq)), ctx)
+        if y is None or _kind(y) is not I8:
+            return None
+        return _out(ctx, _requant_signed(ctx, y, xz, xs / t.scale, t), t)
+
+    return fuse
+
+
+def _fuse_avgpool(orig: Callable[[NodeContext], Sequence[Any]], is_global: bool
+                  ) -> Callable[[NodeContext, _Target], SSAValue | None]:
+    """AVG_POOL2D on the raw int8 values (zero points 0; the divisor excludes padding, so the mean of
+    ``x`` is the mean of ``x - zp`` plus ``zp``), then requantize."""
+
+    def fuse(ctx: NodeContext, t: _Target) -> SSAValue | None:
+        from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp
+        from nnkiln.frontends.onnx.lowerings.nn_conv import to_channels_first, to_channels_last
+
+        x = _act(ctx, ctx.inputs[0])
+        if x is None:
+            return None
+        xq, xz, xs = x
+        shape = _shape(xq)
+        if len(shape) not in (3, 4):
+            return None
+        if is_global:
+            xl = to_channels_last(ctx, xq)
+            _, h, w, _ = _shape(xl)
+            y = _emit(ctx, AvgPool2dOp, [xl], I8, kernel=[h, w], stride=[1, 1], pad=[0, 0, 0, 0], input_zp=0,
+                      output_zp=0)
+            y = to_channels_first(ctx, y, len(shape) - 2)
+        else:
+            if ctx.attr("count_include_pad", 0) and any(ctx.attr("pads") or []):
+                return None
+            try:
+                from nnkiln.frontends.onnx.lowerings.nn_conv import _pool_common
+            except ImportError:
+                return None
+            y = _pool_common(_with_input(ctx, xq), AvgPool2dOp)
+        return _out(ctx, _requant_signed(ctx, y, xz, xs / t.scale, t), t)
+
+    return fuse
+
+
+def _fuse_concat(ctx: NodeContext, t: _Target) -> SSAValue | None:
+    from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
+
+    parts = [_act(ctx, v) for v in ctx.inputs]
+    if not parts or any(p is None for p in parts):
+        return None
+    rank = len(_shape(parts[0][0]))  # type: ignore[index]
+    axis = int(ctx.attr("axis", 0))
+    axis = axis + rank if axis < 0 else axis
+    signed, _ = _SIGNED[t.kind]
+    vals = [_requant_signed(ctx, q, z, s / t.scale, t) for q, z, s in parts]  # type: ignore[misc]
+    return _out(ctx, _emit(ctx, ConcatOp, [vals], signed, axis=axis), t)
+
+
+_U8_MOVEMENT = ("MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Concat",
+                "GlobalMaxPool", "Identity", "Gather", "Split", "Pad", "Expand", "Tile", "DepthToSpace",
+                "SpaceToDepth")
+
+
+def _u8_via_i8(ctx: NodeContext, orig: Callable[[NodeContext], Sequence[Any]]) -> Sequence[Any] | None:
+    """uint8 tensors through value-moving ops (QOperator models): shift to int8, run, shift back."""
+    if ctx.op_type == "Pad" or not ctx.inputs or ctx.inputs[0] is None:
+        return None
+    idxs = [0] if ctx.op_type != "Concat" else list(range(len(ctx.inputs)))
+    tvs = [ctx.inputs[i] for i in idxs]
+    if not all(tv is not None and not tv.is_const and tv.kind is U8 for tv in tvs):
+        return None
+    inputs = list(ctx.inputs)
+    for i in idxs:
+        inputs[i] = TensorValue.of(rescale(ctx, ctx.importer.materialize(inputs[i]), I8, input_zp=128))  # type: ignore[arg-type]
+    res = orig(dataclasses.replace(ctx, inputs=inputs, used_attrs=set()))
+    out = []
+    for r in res:
+        v = ctx.importer.materialize(r) if isinstance(r, TensorValue) else r
+        if isinstance(v, SSAValue) and _kind(v) is I8:
+            v = rescale(ctx, v, U8, output_zp=128)
+        out.append(v)
+    return out
+
+
+def _wrap(op_type: str, make: Callable[[Callable[[NodeContext], Sequence[Any]]],
+                                       Callable[[NodeContext, _Target], SSAValue | None]] | None) -> None:
+    orig = LOWERINGS.get(op_type)
+    if orig is None:
+        return
+    fuse = make(orig) if make is not None else None
+
+    def lowering_with_qdq(ctx: NodeContext) -> Sequence[Any]:
+        if fuse is not None:
+            t = _q_target(ctx)
+            if t is not None:
+                y = fuse(ctx, t)
+                if y is not None:
+                    return [_fused(ctx, y, t)] + [None] * (len(ctx.node.output) - 1)
+        if op_type in _U8_MOVEMENT:
+            r = _u8_via_i8(ctx, orig)
+            if r is not None:
+                return r
+        return orig(ctx)
+
+    lowering_with_qdq.__doc__ = (orig.__doc__ or "") + "\n\n(QDQ fusion and uint8 handling: see quant.py.)"
+    lowering_with_qdq.__wrapped__ = orig  # type: ignore[attr-defined]
+    LOWERINGS[op_type] = lowering_with_qdq
+
+
+def _const_fuse(fn: Callable[[NodeContext, _Target], SSAValue | None]
+                ) -> Callable[[Callable[[NodeContext], Sequence[Any]]], Callable[[NodeContext, _Target], SSAValue | None]]:
+    return lambda orig: fn
+
+
+def install_qdq_fusion() -> None:
+    """Wrap the float lowerings registered so far with the QDQ fusion (idempotent)."""
+    if getattr(install_qdq_fusion, "done", False):
+        return
+    install_qdq_fusion.done = True  # type: ignore[attr-defined]
+    _wrap("Conv", _const_fuse(_fuse_conv))
+    _wrap("MatMul", _const_fuse(_fuse_matmul))
+    _wrap("Gemm", _const_fuse(_fuse_gemm))
+    _wrap("Add", _const_fuse(_fuse_add))
+    _wrap("Relu", _const_fuse(_fuse_relu))
+    _wrap("Clip", _const_fuse(_fuse_clip))
+    _wrap("Concat", _const_fuse(_fuse_concat))
+    _wrap("AveragePool", lambda orig: _fuse_avgpool(orig, False))
+    _wrap("GlobalAveragePool", lambda orig: _fuse_avgpool(orig, True))
+    for op in ("MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity",
+               "Slice"):
+        _wrap(op, _fuse_movement)
+    for op in _U8_MOVEMENT:
+        if op not in ("MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze",
+                      "Identity", "Slice", "Concat"):
+            _wrap(op, None)
+
+
+install_qdq_fusion()

@@ -763,9 +763,12 @@ def SpaceToDepth(ctx: NodeContext) -> list[Result]:
 
 @lowering("Range")
 def Range(ctx: NodeContext) -> list[Result]:
-    start = np.asarray(ctx.const(0, "start"))
-    limit = np.asarray(ctx.const(1, "limit"))
-    delta = np.asarray(ctx.const(2, "delta"))
+    start, limit, delta = (np.asarray(ctx.const(i, what)) for i, what in enumerate(("start", "limit", "delta")))
+    if start.size != 1 or limit.size != 1 or delta.size != 1:
+        raise ctx.error("start, limit and delta must be scalars")
+    start, limit, delta = start.reshape(()), limit.reshape(()), delta.reshape(())
+    if float(delta) == 0.0:
+        raise ctx.error("delta must not be 0")
     n = max(int(math.ceil((float(limit) - float(start)) / float(delta))), 0)
     out = (start.reshape(()) + np.arange(n).astype(start.dtype) * delta.reshape(())).astype(start.dtype)
     return [out]
