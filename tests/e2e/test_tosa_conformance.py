@@ -16,7 +16,6 @@ CORPUS = os.path.join(os.path.dirname(__file__), "..", "data", "tosa_conformance
 pytestmark = pytest.mark.skipif(not os.path.isdir(CORPUS), reason="corpus missing: run bench/gen_tosa_conformance.sh")
 
 
-@pytest.mark.slow
 def test_conformance_corpus() -> None:
     summary = run_conformance(CORPUS)
     print()

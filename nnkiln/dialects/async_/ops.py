@@ -41,15 +41,6 @@ class TokenType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
-    """Terminator of an ``async.execute`` region."""
-
-    name = "async.yield"
-    traits = traits_def(IsTerminator(), HasParent("async.execute"))
-    assembly_format = "attr-dict"
-
-
-@irdl_op_definition
 class ExecuteOp(IRDLOperation):
     """A task on ``executor``/``executor_index`` that waits for ``dependencies`` (tokens)."""
 
@@ -101,6 +92,15 @@ class ExecuteOp(IRDLOperation):
                               rule="region ends with async.yield")
         if self.index < 0:
             raise VerifyError(f"executor_index = {self.index}", op_name=self.name, rule="executor_index >= 0")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of an ``async.execute`` region."""
+
+    name = "async.yield"
+    traits = traits_def(IsTerminator(), HasParent(ExecuteOp))
+    assembly_format = "attr-dict"
 
 
 @irdl_op_definition

@@ -13,6 +13,7 @@ fragment recursion deeper than 256 calls and arrays longer than 2**20 items are 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 
 from nnkiln.frontends.nnef.ast import (
@@ -493,7 +494,12 @@ def expand(doc: Document, keep: frozenset[str] | set[str] = frozenset()) -> Flat
     Temporaries are named ``$1``, ``$2``, ...; graph identifiers keep their names. Raises
     :class:`NnefError` for §6 stage-3 errors (invalid primitive arguments, conflicting variable shapes).
     """
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 20 * MAX_DEPTH + 2000))
     try:
         return Expander(doc, frozenset(keep)).run()
     except RecursionError:
-        raise NnefError("§6: expansion recurses too deeply", file=doc.file) from None
+        g = doc.graph
+        raise NnefError("§6: expansion recurses too deeply", file=doc.file, line=g.line, column=g.column) from None
+    finally:
+        sys.setrecursionlimit(old)

@@ -36,24 +36,26 @@ def import_model_proto(model: Any, inputs: Sequence[np.ndarray] | None = None,
 def run_model(model: Any, inputs: Sequence[np.ndarray], specialize: bool = True) -> list[np.ndarray]:
     """Import and run; outputs in the graph's output order.
 
-    With ``specialize``, a model that cannot be imported because an integer input decides a shape
-    (TOSA 0.30 shapes are static) is imported again with its integer inputs fixed to the given values,
-    like a JIT that specialises on shape inputs.
+    With ``specialize``, a model that cannot be imported because a graph input must be known at import
+    (a shape, axes or scale input: TOSA 0.30 shapes and quantization parameters are static) is
+    imported again with that input fixed to the given value, like a JIT that specialises on it.
     """
     from nnkiln.ir.errors import FrontendError
     from nnkiln.reference import entry_function, input_names, run
 
-    try:
-        module = import_model_proto(model, inputs)
-    except FrontendError as err:
-        if not (specialize and "must be a constant" in str(err)):
-            raise
-        init = {t.name for t in model.graph.initializer}
-        names = [i.name for i in model.graph.input if i.name not in init]
-        fixed = {n: np.asarray(x) for n, x in zip(names, inputs) if np.asarray(x).dtype.kind in "iub"}
-        module = import_model_proto(model, inputs, fixed)
     init = {t.name for t in model.graph.initializer}
     names = [i.name for i in model.graph.input if i.name not in init]
+    given = {n: np.asarray(x) for n, x in zip(names, inputs)}
+    fixed: dict[str, np.ndarray] = {}
+    while True:
+        try:
+            module = import_model_proto(model, inputs, fixed or None)
+            break
+        except FrontendError as err:
+            name = getattr(err, "value_name", None)
+            if not specialize or name not in given or name in fixed:
+                raise
+            fixed[name] = given[name]  # a graph input that must be known at import: fix its value
     wanted = set(input_names(entry_function(module)))  # zero-size inputs were folded at import
     outs = run(module, {n: np.asarray(x) for n, x in zip(names, inputs) if n in wanted})
     return [outs[o.name] for o in model.graph.output]

@@ -169,7 +169,9 @@ class NodeContext:
         v = self.input(i)
         if v.const is None:
             label = f" ({what})" if what else ""
-            raise self.error(f"input {i}{label} must be a constant (initializer or computable at import); dynamic values are not supported")
+            err = self.error(f"input {i}{label} must be a constant (initializer or computable at import); dynamic values are not supported")
+            err.value_name = self.node.input[i]  # type: ignore[attr-defined]  (lets callers specialise on it)
+            raise err
         return v.const
 
     def optional_const(self, i: int, what: str = "") -> np.ndarray | None:

@@ -83,6 +83,8 @@ AVG_POOL2D                     ``acc_type``                                     
                                                                                     for fp16) else unsupported
 TABLE                          ``table`` is a (const) input                          ``table`` operand (as 1.x)
 FULLY_CONNECTED                absent (lowered to CONV2D)                           never produced
+RESCALE rank 0, GATHER/SCATTER  allowed in 1.x                                      unsupported (0.30: RESCALE
+of bool                                                                             rank 1–4; no bool GATHER)
 ERF, COS, SIN, CAST float↔     exist in 1.x                                         unsupported
 float, FP8/FP6/FP4/MX types,
 INT64, block-scaled ops,
@@ -517,6 +519,9 @@ def _import_op(st: _State, op: TosaOperator) -> None:
         return
     for o in op.outputs:
         _tensor(st, o, f"{name} output")
+    if code in (OpCode.GATHER, OpCode.SCATTER) and op.inputs and op.inputs[0] in st.tensors \
+            and st.tensors[op.inputs[0]].dtype is DType.BOOL:
+        raise UnsupportedIn030(f"{name} of bool data (0.30: i8/i16/i32/float only)", file=st.filename, node=name)
     if code in _SIMPLE:
         target, n = _SIMPLE[code]
         _arity(st, op, n)
@@ -758,6 +763,9 @@ def _rescale(st: _State, op: TosaOperator) -> None:
     if mode not in (RoundingMode.SINGLE_ROUND, RoundingMode.DOUBLE_ROUND):
         raise InvalidTosa1Graph(f"RESCALE rounding_mode {mode} is not valid", rule="rounding_mode",
                                 file=st.filename, node=op.op_name)
+    if len(_tensor(st, op.inputs[0], "input").shape) == 0:
+        raise UnsupportedIn030("RESCALE of a rank-0 tensor (0.30: input from 1 to 4 dims)", file=st.filename,
+                               node=op.op_name)
     mult = _const_array(st, op.inputs[1], op).reshape(-1)
     shift = _const_array(st, op.inputs[2], op).reshape(-1)
     props = {

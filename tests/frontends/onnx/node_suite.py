@@ -81,7 +81,7 @@ def run_case(case) -> CaseResult:  # noqa: ANN001
     except FrontendError as err:
         text = str(err)
         status = "unsupported" if ("unsupported" in text or "no TOSA 0.30 equivalent" in text or "not supported" in text) else "failed"
-        return CaseResult(case.name, op_type, status, text.splitlines()[0][:200])
+        return CaseResult(case.name, op_type, status, " ".join(text.split())[:300])
     except NnkilnError as err:
         return CaseResult(case.name, op_type, "failed", f"{type(err).__name__}: {str(err).splitlines()[0][:200]}")
     except Exception as err:  # a crash is a failure of ours
@@ -99,7 +99,7 @@ def summarize(results: list[CaseResult]) -> str:
         lines.append(f"{op:<28} {c['passed']:6} {c['failed']:6} {c['unsupported']:11}")
     spec = sum(r.specialised for r in results if r.status == "passed")
     lines.append(
-        f"total {len(results)}: {by_status['passed']} passed ({spec} of them with integer inputs fixed at "
+        f"total {len(results)}: {by_status['passed']} passed ({spec} of them with inputs fixed at "
         f"import), {by_status['failed']} failed, {by_status['unsupported']} not supported"
     )
     return "\n".join(lines)

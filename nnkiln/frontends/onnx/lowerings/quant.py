@@ -238,14 +238,16 @@ class QuantInfo:
         return int(self.zp.reshape(-1)[0])
 
 
-class DequantizedValue(TensorValue):
-    """A float value known as a quantized tensor; its float IR value is emitted only on demand."""
+class LazyValue(TensorValue):
+    """A run-time value whose IR is emitted by ``emit`` on first use (``ssa``), so that values only a
+    fused integer path needs never reach the IR. ``signed_view``, when set, is ``(value, offset)``: the same
+    tensor in the signed kind of its width, ``value = self - offset`` (uint8 results are kept in int8)."""
 
-    def __init__(self, shape: tuple[int, ...], kind: Kind, info: QuantInfo, emit: Callable[[], SSAValue],
+    def __init__(self, shape: tuple[int, ...], kind: Kind, emit: Callable[[], SSAValue],
                  const: np.ndarray | None = None):
         self._ssa_value: SSAValue | None = None
         self._emit_fn = emit
-        self.info = info
+        self.signed_view: tuple[SSAValue, int] | None = None
         super().__init__(shape, kind, None, const)
 
     @property  # type: ignore[override]
@@ -258,6 +260,27 @@ class DequantizedValue(TensorValue):
     def ssa(self, value: SSAValue | None) -> None:
         if value is not None:
             self._ssa_value = value
+
+
+class DequantizedValue(LazyValue):
+    """A float value known as a quantized tensor (``info``); its float IR value is emitted on demand."""
+
+    def __init__(self, shape: tuple[int, ...], kind: Kind, info: QuantInfo, emit: Callable[[], SSAValue],
+                 const: np.ndarray | None = None):
+        self.info = info
+        super().__init__(shape, kind, emit, const)
+
+
+def signed_tensor(ctx: NodeContext, shape: tuple[int, ...], kind: Kind, signed: SSAValue) -> TensorValue:
+    """A ``kind`` value held as ``signed`` (its signed-kind view, offset 128 / 32768 for unsigned kinds);
+    the unsigned IR value is emitted only if something uses it."""
+    _, off = _SIGNED[kind]
+    if not off:
+        tv = LazyValue(shape, kind, lambda: signed)
+    else:
+        tv = LazyValue(shape, kind, lambda: rescale(ctx, signed, kind, output_zp=off))
+    tv.signed_view = (signed, off)
+    return tv
 
 
 def _zp_array(ctx: NodeContext, idx: int, scale: np.ndarray, default_kind: Kind) -> tuple[np.ndarray, Kind]:
@@ -358,6 +381,9 @@ def DequantizeLinear(ctx: NodeContext) -> Result:
     scale_f = scale_raw.astype(np.float32).reshape(-1).astype(np.float64)
 
     def emit() -> SSAValue:
+        view = getattr(xv, "signed_view", None)
+        if view is not None:
+            return dequantize_ir(ctx, view[0], scale_f, zp - view[1], axis, out_kind)
         return dequantize_ir(ctx, ctx.importer.materialize(xv), scale_f, zp, axis, out_kind)
 
     return [DequantizedValue(tuple(xv.shape), out_kind, info, emit)]
@@ -379,7 +405,8 @@ def _q_out_kind(ctx: NodeContext) -> tuple[Kind, np.ndarray]:
     return kind, zp
 
 
-def quantize_ir(ctx: NodeContext, x: SSAValue, scale: np.ndarray, zp: np.ndarray, axis: int, kind: Kind) -> SSAValue:
+def quantize_ir(ctx: NodeContext, x: SSAValue, scale: np.ndarray, zp: np.ndarray, axis: int, kind: Kind
+                ) -> TensorValue:
     """``saturate(round_half_even(x / scale) + zp)`` as ``kind`` (see the module docstring)."""
     from nnkiln.dialects.tosa.ops_activation import ClampOp
     from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp
@@ -399,7 +426,12 @@ def quantize_ir(ctx: NodeContext, x: SSAValue, scale: np.ndarray, zp: np.ndarray
         q = _emit(ctx, AddOp, [q, _const(ctx, zp.reshape(zshape), I32)], I32)
     lo, hi = _RANGE[kind]
     q = clamp_i32(ctx, q, lo, hi)
-    return narrow_i32(ctx, q, kind)
+    signed, off = _SIGNED[kind]
+    if off:
+        from nnkiln.dialects.tosa.ops_elementwise_binary import SubOp
+
+        q = _emit(ctx, SubOp, [q, _scalar_const(ctx, off, I32, rank)], I32)
+    return signed_tensor(ctx, shape, kind, _emit(ctx, CastOp, [q], signed))
 
 
 def clamp_i32(ctx: NodeContext, q: SSAValue, lo: int, hi: int) -> SSAValue:
@@ -843,6 +875,9 @@ def _act(ctx: NodeContext, tv: TensorValue | None) -> tuple[SSAValue, int, float
     elif info.q.kind not in (I8, U8):
         return None
     view = getattr(info, "_i8_view", None)
+    sv = getattr(info.q, "signed_view", None)
+    if view is None and sv is not None:
+        view = (sv[0], info.z - sv[1])
     if view is None:
         v, z = to_signed(ctx, info.q, info.z)
         view = (v, z)
@@ -854,23 +889,24 @@ def kind_for(arr: np.ndarray) -> Kind:
     return {"int8": I8, "uint8": U8, "int16": I16, "uint16": U16, "int32": I32}.get(np.dtype(arr.dtype).name, F32)
 
 
-def _fused(ctx: NodeContext, q: SSAValue, t: _Target, float_kind: Kind = F32) -> DequantizedValue:
-    """The float output of a fused node: known as the integer tensor ``q`` (already in ``t``'s type)."""
-    qtv = TensorValue.of(q)
-    info = QuantInfo(qtv, np.array([t.scale]), np.array([t.zp]), 0)
+def _fused(ctx: NodeContext, q: TensorValue, t: _Target, float_kind: Kind = F32) -> DequantizedValue:
+    """The float output of a fused node: known as the integer tensor ``q`` (in ``t``'s type)."""
+    info = QuantInfo(q, np.array([t.scale]), np.array([t.zp]), 0)
 
     def emit() -> SSAValue:
-        return dequantize_ir(ctx, q, np.array([t.scale]), np.array([t.zp]), 0, float_kind)
+        sv = getattr(q, "signed_view", None)
+        if sv is not None:
+            return dequantize_ir(ctx, sv[0], np.array([t.scale]), np.array([t.zp - sv[1]]), 0, float_kind)
+        return dequantize_ir(ctx, ctx.importer.materialize(q), np.array([t.scale]), np.array([t.zp]), 0, float_kind)
 
-    dv = DequantizedValue(tuple(qtv.shape), float_kind, info, emit)
-    dv.fused = (qtv, t.scale, t.zp, t.kind)  # type: ignore[attr-defined]
+    dv = DequantizedValue(tuple(q.shape), float_kind, info, emit)
+    dv.fused = (q, t.scale, t.zp, t.kind)  # type: ignore[attr-defined]
     return dv
 
 
-def _out(ctx: NodeContext, y_signed: SSAValue, t: _Target) -> SSAValue:
-    """A result computed in the signed kind with zero point ``t.zp - offset`` converted to ``t.kind``."""
-    _, off = _SIGNED[t.kind]
-    return rescale(ctx, y_signed, t.kind, output_zp=off) if off else y_signed
+def _out(ctx: NodeContext, y_signed: SSAValue, t: _Target) -> TensorValue:
+    """A result computed in the signed kind with zero point ``t.zp - offset``, as a ``t.kind`` value."""
+    return signed_tensor(ctx, _shape(y_signed), t.kind, y_signed)
 
 
 def _requant_signed(ctx: NodeContext, x: SSAValue, xz: int, scale: float | Sequence[float], t: _Target,
@@ -922,7 +958,7 @@ def _weight_info(tv: TensorValue | None, axis: int) -> tuple[np.ndarray, np.ndar
     return arr, info.scale, info.zp
 
 
-def _fuse_conv(ctx: NodeContext, t: _Target) -> SSAValue | None:
+def _fuse_conv(ctx: NodeContext, t: _Target) -> TensorValue | None:
     x = _act(ctx, ctx.inputs[0])
     wi = _weight_info(ctx.inputs[1] if len(ctx.inputs) > 1 else None, 0)
     if x is None or wi is None or ctx.inputs[0].rank not in (3, 4):  # type: ignore[union-attr]
@@ -942,7 +978,7 @@ def _fuse_conv(ctx: NodeContext, t: _Target) -> SSAValue | None:
     return _out(ctx, _from_channels_last(ctx, y, k), t)
 
 
-def _fuse_matmul(ctx: NodeContext, t: _Target) -> SSAValue | None:
+def _fuse_matmul(ctx: NodeContext, t: _Target) -> TensorValue | None:
     a = _act(ctx, ctx.inputs[0])
     bv = ctx.inputs[1]
     if a is None or bv is None or ctx.inputs[0].rank < 2 or bv.rank < 2:  # type: ignore[union-attr]
@@ -971,7 +1007,7 @@ def _fuse_matmul(ctx: NodeContext, t: _Target) -> SSAValue | None:
     return _out(ctx, _requant_signed(ctx, acc, 0, list(scale) if pc else float(scale[0]), t, per_channel=pc), t)
 
 
-def _fuse_gemm(ctx: NodeContext, t: _Target) -> SSAValue | None:
+def _fuse_gemm(ctx: NodeContext, t: _Target) -> TensorValue | None:
     from nnkiln.dialects.tosa.ops_tensor import FullyConnectedOp
 
     if float(ctx.attr("alpha", 1.0)) != 1.0 or float(ctx.attr("beta", 1.0)) != 1.0 or ctx.attr("transA", 0):
@@ -1003,7 +1039,7 @@ def _fuse_gemm(ctx: NodeContext, t: _Target) -> SSAValue | None:
 _ADD_SHIFT = 20
 
 
-def _fuse_add(ctx: NodeContext, t: _Target) -> SSAValue | None:
+def _fuse_add(ctx: NodeContext, t: _Target) -> TensorValue | None:
     """ADD as in the TOSA lowerings of tfl.add: both operands RESCALEd to int32 at a common scale
     (``2·max(scale_a, scale_b)`` with 20 extra fraction bits), ADD, RESCALE to the output."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
@@ -1025,7 +1061,7 @@ def _fuse_add(ctx: NodeContext, t: _Target) -> SSAValue | None:
     return _out(ctx, _requant_signed(ctx, s, 0, max2 / ((1 << _ADD_SHIFT) * t.scale), t), t)
 
 
-def _fuse_relu(ctx: NodeContext, t: _Target) -> SSAValue | None:
+def _fuse_relu(ctx: NodeContext, t: _Target) -> TensorValue | None:
     x = _act(ctx, ctx.inputs[0])
     if x is None:
         return None
@@ -1033,7 +1069,7 @@ def _fuse_relu(ctx: NodeContext, t: _Target) -> SSAValue | None:
     return _out(ctx, _requant_signed(ctx, xq, xz, xs / t.scale, t, lo=0.0), t)
 
 
-def _fuse_clip(ctx: NodeContext, t: _Target) -> SSAValue | None:
+def _fuse_clip(ctx: NodeContext, t: _Target) -> TensorValue | None:
     x = _act(ctx, ctx.inputs[0])
     if x is None:
         return None
@@ -1062,11 +1098,11 @@ def _single(results: Sequence[Any], ctx: NodeContext) -> SSAValue | None:
     return r if isinstance(r, SSAValue) else None
 
 
-def _fuse_movement(orig: Callable[[NodeContext], Sequence[Any]]) -> Callable[[NodeContext, _Target], SSAValue | None]:
+def _fuse_movement(orig: Callable[[NodeContext], Sequence[Any]]) -> Callable[[NodeContext, _Target], TensorValue | None]:
     """Ops that only move or select values (and MaxPool, which commutes with monotone requantization):
     run the original lowering on the int8 tensor, then requantize to the output."""
 
-    def fuse(ctx: NodeContext, t: _Target) -> SSAValue | None:
+    def fuse(ctx: NodeContext, t: _Target) -> TensorValue | None:
         x = _act(ctx, ctx.inputs[0])
         if x is None or any(isinstance(v, DequantizedValue) and not v.is_const for v in ctx.inputs[1:]):
             return None
@@ -1080,11 +1116,11 @@ def _fuse_movement(orig: Callable[[NodeContext], Sequence[Any]]) -> Callable[[No
 
 
 def _fuse_avgpool(orig: Callable[[NodeContext], Sequence[Any]], is_global: bool
-                  ) -> Callable[[NodeContext, _Target], SSAValue | None]:
+                  ) -> Callable[[NodeContext, _Target], TensorValue | None]:
     """AVG_POOL2D on the raw int8 values (zero points 0; the divisor excludes padding, so the mean of
     ``x`` is the mean of ``x - zp`` plus ``zp``), then requantize."""
 
-    def fuse(ctx: NodeContext, t: _Target) -> SSAValue | None:
+    def fuse(ctx: NodeContext, t: _Target) -> TensorValue | None:
         from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp
         from nnkiln.frontends.onnx.lowerings.nn_conv import to_channels_first, to_channels_last
 
@@ -1114,7 +1150,7 @@ def _fuse_avgpool(orig: Callable[[NodeContext], Sequence[Any]], is_global: bool
     return fuse
 
 
-def _fuse_concat(ctx: NodeContext, t: _Target) -> SSAValue | None:
+def _fuse_concat(ctx: NodeContext, t: _Target) -> TensorValue | None:
     from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
 
     parts = [_act(ctx, v) for v in ctx.inputs]
@@ -1155,7 +1191,7 @@ def _u8_via_i8(ctx: NodeContext, orig: Callable[[NodeContext], Sequence[Any]]) -
 
 
 def _wrap(op_type: str, make: Callable[[Callable[[NodeContext], Sequence[Any]]],
-                                       Callable[[NodeContext, _Target], SSAValue | None]] | None) -> None:
+                                       Callable[[NodeContext, _Target], TensorValue | None]] | None) -> None:
     orig = LOWERINGS.get(op_type)
     if orig is None:
         return
@@ -1179,8 +1215,8 @@ def _wrap(op_type: str, make: Callable[[Callable[[NodeContext], Sequence[Any]]],
     LOWERINGS[op_type] = lowering_with_qdq
 
 
-def _const_fuse(fn: Callable[[NodeContext, _Target], SSAValue | None]
-                ) -> Callable[[Callable[[NodeContext], Sequence[Any]]], Callable[[NodeContext, _Target], SSAValue | None]]:
+def _const_fuse(fn: Callable[[NodeContext, _Target], TensorValue | None]
+                ) -> Callable[[Callable[[NodeContext], Sequence[Any]]], Callable[[NodeContext, _Target], TensorValue | None]]:
     return lambda orig: fn
 
 

@@ -1,0 +1,291 @@
+"""Quantization lowerings (quant.py): QuantizeLinear/DequantizeLinear semantics by hand, QLinear/Integer
+ops against onnxruntime, and onnxruntime-quantized models (quantize_static, QDQ and QOperator formats,
+per-tensor and per-channel) run as integer TOSA within 1 LSB of onnxruntime.
+
+Per-channel models are quantized with ``reduce_range=True`` (7-bit weights): onnxruntime's x86 u8s8
+kernels without VNNI sum pairs of products in saturating int16 (vpmaddubsw), so with full-range
+weights onnxruntime's optimized result differs from its own unoptimized QDQ semantics by several LSB;
+onnxruntime's documentation recommends reduce_range for this reason.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as oh
+from onnx import numpy_helper as nh
+
+ort = pytest.importorskip("onnxruntime")
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static  # noqa: E402
+
+from nnkiln.frontends.onnx.backend import import_model_proto  # noqa: E402
+from nnkiln.ir.errors import FrontendError  # noqa: E402
+from nnkiln.ir.text import print_module  # noqa: E402
+from nnkiln.reference import run  # noqa: E402
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17):
+    g = oh.make_graph(nodes, "m", inputs, outputs, list(inits))
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", opset)])
+    m.ir_version = 10
+    return m
+
+
+def _ours(m, feeds):
+    module = import_model_proto(m, list(feeds.values()))
+    outs = run(module, feeds)
+    return [outs[o.name] for o in m.graph.output], print_module(module)
+
+
+def _ort(m, feeds):
+    return ort.InferenceSession(m.SerializeToString()).run(None, feeds)
+
+
+# ------------------------------------------------------------------------------------------------
+# QuantizeLinear / DequantizeLinear: expected values from the ONNX formulas, by hand
+
+
+def test_quantize_linear_uint8_rounds_half_even_and_saturates():
+    x = np.array([0.0, 2.0, 3.0, 5.0, 1000.0, -254.0, -1000.0, 1.0], np.float32)
+    m = _model([oh.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])],
+               [oh.make_tensor_value_info("x", TP.FLOAT, [8])], [oh.make_tensor_value_info("y", TP.UINT8, [8])],
+               [nh.from_array(np.array(2.0, np.float32), "s"), nh.from_array(np.array(128, np.uint8), "z")])
+    (y,), _ = _ours(m, {"x": x})
+    # x/2 = 0, 1, 1.5, 2.5, 500, -127, -500, 0.5 → rint: 0, 1, 2, 2, 500, -127, -500, 0; +128, clip [0,255]
+    assert y.dtype == np.uint8
+    assert y.tolist() == [128, 129, 130, 130, 255, 1, 0, 128]
+
+
+def test_quantize_linear_int8_per_axis():
+    x = np.array([[1.0, -1.0], [3.0, 250.0]], np.float32)
+    m = _model([oh.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=0)],
+               [oh.make_tensor_value_info("x", TP.FLOAT, [2, 2])], [oh.make_tensor_value_info("y", TP.INT8, [2, 2])],
+               [nh.from_array(np.array([0.5, 2.0], np.float32), "s"), nh.from_array(np.array([0, -10], np.int8), "z")])
+    (y,), _ = _ours(m, {"x": x})
+    # row 0: 1/0.5 = 2, -1/0.5 = -2; row 1: 3/2 = 1.5 → 2, -10 → -8; 250/2 = 125 - 10 = 115
+    assert y.tolist() == [[2, -2], [-8, 115]]
+
+
+def test_dequantize_linear_uint8_and_int32():
+    m = _model([oh.make_node("DequantizeLinear", ["x", "s", "z"], ["y"]),
+                oh.make_node("DequantizeLinear", ["w", "s"], ["v"])],
+               [oh.make_tensor_value_info("x", TP.UINT8, [4]), oh.make_tensor_value_info("w", TP.INT32, [3])],
+               [oh.make_tensor_value_info("y", TP.FLOAT, [4]), oh.make_tensor_value_info("v", TP.FLOAT, [3])],
+               [nh.from_array(np.array(0.5, np.float32), "s"), nh.from_array(np.array(10, np.uint8), "z")])
+    (y, v), _ = _ours(m, {"x": np.array([0, 10, 11, 255], np.uint8), "w": np.array([-7, 0, 100000], np.int32)})
+    assert y.tolist() == [-5.0, 0.0, 0.5, 122.5]
+    assert v.tolist() == [-3.5, 0.0, 50000.0]
+
+
+def test_blocked_and_float8_are_not_supported():
+    m = _model([oh.make_node("DequantizeLinear", ["x", "s"], ["y"], axis=1, block_size=2)],
+               [oh.make_tensor_value_info("x", TP.INT8, [2, 4])], [oh.make_tensor_value_info("y", TP.FLOAT, [2, 4])],
+               [nh.from_array(np.ones((2, 2), np.float32), "s")], opset=21)
+    with pytest.raises(FrontendError, match="not supported"):
+        _ours(m, {"x": np.zeros((2, 4), np.int8)})
+
+
+def test_dynamic_quantize_linear_constant_input():
+    x = np.array([0.0, 2.0, -3.0, -2.5, 1.34, 0.5], np.float32)
+    m = _model([oh.make_node("DynamicQuantizeLinear", ["c"], ["y", "s", "z"]),
+                oh.make_node("DequantizeLinear", ["y", "s", "z"], ["d"]),
+                oh.make_node("Add", ["d", "a"], ["o"])],
+               [oh.make_tensor_value_info("a", TP.FLOAT, [6])], [oh.make_tensor_value_info("o", TP.FLOAT, [6])],
+               [nh.from_array(x, "c")], opset=13)
+    (o,), _ = _ours(m, {"a": np.zeros(6, np.float32)})
+    # scale = (2 - (-3)) / 255, zp = rint(3 / scale) = 153; y = clip(rint(x / scale) + 153)
+    scale = np.float32(5.0 / 255.0)
+    y = np.clip(np.rint(x / scale) + 153, 0, 255)
+    np.testing.assert_allclose(o, ((y - 153) * scale).astype(np.float32), rtol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------------
+# QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger against onnxruntime
+
+
+def _rand_q(rng, shape, dtype):
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max + 1, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("xdt", [np.uint8, np.int8])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_qlinear_conv_matches_onnxruntime(xdt, per_channel):
+    rng = np.random.default_rng(3)
+    tp = TP.UINT8 if xdt == np.uint8 else TP.INT8
+    w = _rand_q(rng, (4, 3, 3, 3), np.int8) // 2
+    ws = np.array([0.02, 0.01, 0.03, 0.015], np.float32) if per_channel else np.array(0.02, np.float32)
+    wz = np.zeros(4, np.int8) if per_channel else np.array(0, np.int8)
+    b = rng.integers(-500, 500, 4).astype(np.int32)
+    inits = [nh.from_array(np.array(0.05, np.float32), "xs"), nh.from_array(np.array(7, xdt), "xz"),
+             nh.from_array(w, "w"), nh.from_array(ws, "ws"), nh.from_array(wz, "wz"),
+             nh.from_array(np.array(0.2, np.float32), "ys"), nh.from_array(np.array(-3 if xdt == np.int8 else 100, xdt), "yz"),
+             nh.from_array(b, "b")]
+    m = _model([oh.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+                             pads=[1, 0, 1, 2], strides=[1, 2])],
+               [oh.make_tensor_value_info("x", tp, [1, 3, 7, 6])], [oh.make_tensor_value_info("y", tp, None)], inits)
+    x = _rand_q(rng, (1, 3, 7, 6), xdt)
+    (ours,), text = _ours(m, {"x": x})
+    (ref,) = _ort(m, {"x": x})
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape
+    assert np.abs(ours.astype(int) - ref.astype(int)).max() <= 1
+    assert "tosa.conv2d" in text and "f32" not in text  # integer arithmetic only
+
+
+def test_conv_integer_and_matmul_integer_match_onnxruntime():
+    rng = np.random.default_rng(4)
+    w = _rand_q(rng, (2, 2, 2, 2), np.uint8)
+    m = _model([oh.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], pads=[1, 1, 1, 1])],
+               [oh.make_tensor_value_info("x", TP.UINT8, [1, 2, 4, 4])], [oh.make_tensor_value_info("y", TP.INT32, None)],
+               [nh.from_array(w, "w"), nh.from_array(np.array(12, np.uint8), "xz"), nh.from_array(np.array(130, np.uint8), "wz")],
+               opset=10)
+    x = _rand_q(rng, (1, 2, 4, 4), np.uint8)
+    (ours,), _ = _ours(m, {"x": x})
+    (ref,) = _ort(m, {"x": x})
+    assert np.array_equal(ours, ref)
+    b = _rand_q(rng, (5, 3), np.int8)
+    m = _model([oh.make_node("MatMulInteger", ["a", "b", "az"], ["y"])],
+               [oh.make_tensor_value_info("a", TP.UINT8, [2, 4, 5])], [oh.make_tensor_value_info("y", TP.INT32, None)],
+               [nh.from_array(b, "b"), nh.from_array(np.array(3, np.uint8), "az")], opset=10)
+    a = _rand_q(rng, (2, 4, 5), np.uint8)
+    (ours,), _ = _ours(m, {"a": a})
+    (ref,) = _ort(m, {"a": a})
+    assert np.array_equal(ours, ref)
+
+
+def test_qlinear_matmul_matches_onnxruntime():
+    rng = np.random.default_rng(5)
+    b = _rand_q(rng, (6, 4), np.uint8)
+    inits = [nh.from_array(np.array(0.03, np.float32), "as"), nh.from_array(np.array(120, np.uint8), "az"),
+             nh.from_array(b, "b"), nh.from_array(np.array(0.02, np.float32), "bs"),
+             nh.from_array(np.array(128, np.uint8), "bz"), nh.from_array(np.array(0.1, np.float32), "ys"),
+             nh.from_array(np.array(128, np.uint8), "yz")]
+    m = _model([oh.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])],
+               [oh.make_tensor_value_info("a", TP.UINT8, [3, 6])], [oh.make_tensor_value_info("y", TP.UINT8, None)],
+               inits, opset=10)
+    a = _rand_q(rng, (3, 6), np.uint8)
+    (ours,), _ = _ours(m, {"a": a})
+    (ref,) = _ort(m, {"a": a})
+    assert np.abs(ours.astype(int) - ref.astype(int)).max() <= 1
+
+
+# ------------------------------------------------------------------------------------------------
+# quantize_static models
+
+
+class _Reader(CalibrationDataReader):
+    def __init__(self, shapes, n=8, seed=1):
+        rng = np.random.default_rng(seed)
+        self.data = iter([{k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()} for _ in range(n)])
+
+    def get_next(self):
+        return next(self.data, None)
+
+
+def _conv_relu_pool_gemm():
+    r = np.random.default_rng(0)
+    inits = [nh.from_array((r.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32), "w"),
+             nh.from_array((r.standard_normal(8) * 0.1).astype(np.float32), "b"),
+             nh.from_array((r.standard_normal((10, 128)) * 0.1).astype(np.float32), "fw"),
+             nh.from_array((r.standard_normal(10) * 0.1).astype(np.float32), "fb")]
+    nodes = [oh.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             oh.make_node("Relu", ["c"], ["r"]),
+             oh.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             oh.make_node("Flatten", ["p"], ["f"]),
+             oh.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1)]
+    return _model(nodes, [oh.make_tensor_value_info("x", TP.FLOAT, [1, 3, 8, 8])],
+                  [oh.make_tensor_value_info("y", TP.FLOAT, [1, 10])], inits), {"x": (1, 3, 8, 8)}
+
+
+def _conv_pool_matmul():
+    """QOperator-friendly (no Gemm/Add, which onnxruntime quantizes to com.microsoft ops)."""
+    r = np.random.default_rng(1)
+    inits = [nh.from_array((r.standard_normal((6, 3, 3, 3)) * 0.3).astype(np.float32), "w"),
+             nh.from_array((r.standard_normal(6) * 0.1).astype(np.float32), "b"),
+             nh.from_array((r.standard_normal((96, 7)) * 0.1).astype(np.float32), "fw")]
+    nodes = [oh.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             oh.make_node("Relu", ["c"], ["r"]),
+             oh.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             oh.make_node("Flatten", ["p"], ["f"]),
+             oh.make_node("MatMul", ["f", "fw"], ["y"])]
+    return _model(nodes, [oh.make_tensor_value_info("x", TP.FLOAT, [1, 3, 8, 8])],
+                  [oh.make_tensor_value_info("y", TP.FLOAT, [1, 7])], inits), {"x": (1, 3, 8, 8)}
+
+
+def _matmul_add():
+    r = np.random.default_rng(2)
+    inits = [nh.from_array((r.standard_normal((16, 8)) * 0.2).astype(np.float32), "w"),
+             nh.from_array((r.standard_normal(8) * 0.1).astype(np.float32), "c")]
+    nodes = [oh.make_node("MatMul", ["x", "w"], ["m"]),
+             oh.make_node("Add", ["m", "c"], ["a"]),
+             oh.make_node("Add", ["a", "x2"], ["s"]),
+             oh.make_node("Relu", ["s"], ["y"])]
+    return _model(nodes, [oh.make_tensor_value_info("x", TP.FLOAT, [4, 16]), oh.make_tensor_value_info("x2", TP.FLOAT, [4, 8])],
+                  [oh.make_tensor_value_info("y", TP.FLOAT, [4, 8])], inits), {"x": (4, 16), "x2": (4, 8)}
+
+
+MAX_LSB: dict[str, float] = {}
+
+
+def _output_scale(q):
+    """The scale of the QuantizeLinear/QLinear op producing the (dequantized) output."""
+    inits = {t.name: nh.to_array(t) for t in q.graph.initializer}
+    out = q.graph.output[0].name
+    for n in q.graph.node:
+        if out in n.output and n.op_type == "DequantizeLinear":
+            return float(inits[n.input[1]])
+    raise AssertionError("output is not dequantized")
+
+
+@pytest.mark.parametrize("builder", [_conv_relu_pool_gemm, _matmul_add, _conv_pool_matmul])
+@pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("act", ["u8", "s8"])
+def test_quantize_static_model_within_one_lsb(tmp_path, builder, fmt, per_channel, act):
+    if fmt == "QOperator" and builder is not _conv_pool_matmul:
+        pytest.skip("onnxruntime quantizes Gemm/Add to com.microsoft QGemm/QLinearAdd in QOperator format")
+    model, shapes = builder()
+    fpath, qpath = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    onnx.save(model, fpath)
+    quantize_static(fpath, qpath, _Reader(shapes), quant_format=getattr(QuantFormat, fmt), per_channel=per_channel,
+                    activation_type=QuantType.QUInt8 if act == "u8" else QuantType.QInt8,
+                    weight_type=QuantType.QInt8, reduce_range=per_channel)
+    q = onnx.load(qpath)
+    rng = np.random.default_rng(7)
+    for trial in range(3):
+        feeds = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+        (ours,), text = _ours(q, feeds)
+        ref = ort.InferenceSession(qpath).run(None, feeds)[0]
+        lsb = float(np.abs(ours.astype(np.float64) - ref).max() / _output_scale(q))
+        key = f"{builder.__name__}-{fmt}-{'pc' if per_channel else 'pt'}-{act}"
+        MAX_LSB[key] = max(MAX_LSB.get(key, 0.0), lsb)
+        assert lsb <= 1.0 + 1e-6, f"{lsb} LSB"
+    # integer arithmetic: every conv / matmul / fully_connected takes int8 operands
+    for line in text.splitlines():
+        if re.search(r"tosa\.(conv2d|matmul|fully_connected|depthwise_conv2d)\b", line):
+            assert "xi8" in line and "f32" not in line, line
+        if re.search(r"tosa\.(add|max_pool2d)\b", line) and fmt == "QDQ":
+            assert "f32" not in line, line
+
+
+def test_unfusable_pattern_falls_back_to_float():
+    """DQ → Sigmoid → Q has no integer lowering here: the DequantizeLinear float path is emitted."""
+    m = _model([oh.make_node("DequantizeLinear", ["x", "s", "z"], ["d"]), oh.make_node("Sigmoid", ["d"], ["g"]),
+                oh.make_node("QuantizeLinear", ["g", "s2", "z"], ["y"])],
+               [oh.make_tensor_value_info("x", TP.INT8, [5])], [oh.make_tensor_value_info("y", TP.INT8, [5])],
+               [nh.from_array(np.array(0.1, np.float32), "s"), nh.from_array(np.array(0.01, np.float32), "s2"),
+                nh.from_array(np.array(2, np.int8), "z")])
+    x = np.array([-128, -3, 2, 40, 127], np.int8)
+    (ours,), _ = _ours(m, {"x": x})
+    expect = np.clip(np.rint((1 / (1 + np.exp(-((x.astype(np.float32) - 2) * np.float32(0.1))))) / np.float32(0.01)) + 2,
+                     -128, 127)
+    assert np.abs(ours.astype(int) - expect.astype(int)).max() <= 1
+
+
+def teardown_module(module):
+    if MAX_LSB:
+        print("\nmax LSB difference vs onnxruntime:", {k: round(v, 3) for k, v in sorted(MAX_LSB.items())})
