@@ -199,6 +199,15 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     return conformance.main([args.dir, *args.rest])
 
 
+# -- check-nnef -------------------------------------------------------------------------------------
+
+
+def cmd_check_nnef(args: argparse.Namespace) -> int:
+    from nnkiln.frontends.nnef import check_main
+
+    return check_main(args.path, lenient=args.lenient)
+
+
 # -- entry point ------------------------------------------------------------------------------------
 
 
@@ -239,6 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--output", default=None, help="save outputs (.npz, or .npy for one output)")
     run.add_argument("--print-values", action="store_true")
     run.set_defaults(fn=cmd_run)
+
+    nnef = sub.add_parser("check-nnef", help="parse and check an NNEF document, folder or .tgz (exit 0 valid, 1 invalid)")
+    nnef.add_argument("path")
+    nnef.add_argument("--lenient", action="store_true", help="accept the known defects of the spec's own examples")
+    nnef.set_defaults(fn=cmd_check_nnef)
 
     conf = sub.add_parser("conformance", help="run tosa_verif_build_tests cases under DIR")
     conf.add_argument("dir")

@@ -13,6 +13,7 @@ from nnkiln.dialects.buf.ops import (
     ReshapeOp,
     StaticAllocOp,
     SubviewOp,
+    base_buffer,
     byte_size,
     num_elements,
     view_source,
@@ -21,4 +22,4 @@ from nnkiln.dialects.buf.ops import (
 BUF = Dialect("buf", [AllocOp, StaticAllocOp, ConstOp, KernelOp, CopyOp, ConcatViewOp, ReshapeOp, SubviewOp], [])
 
 __all__ = ["BUF", "AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp",
-           "SubviewOp", "byte_size", "num_elements", "view_source"]
+           "SubviewOp", "base_buffer", "byte_size", "num_elements", "view_source"]

@@ -356,5 +356,19 @@ def view_source(op: Operation) -> SSAValue | None:
     return None
 
 
-__all__ = ["AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp",
+
+def base_buffer(value: SSAValue) -> SSAValue:
+    """The buffer ``value`` ultimately aliases: kernel/copy/concat results resolve to their ``outs``,
+    views to their source, until an allocation, constant, ``rt.buffer`` or block argument."""
+    while True:
+        owner = value.owner
+        if isinstance(owner, _InsOutsOp):
+            value = owner.outs[value.index]  # type: ignore[attr-defined]
+        elif isinstance(owner, (ReshapeOp, SubviewOp)):
+            value = owner.source
+        else:
+            return value
+
+
+__all__ = ["AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp", "base_buffer",
            "SubviewOp", "byte_size", "num_elements", "view_source"]

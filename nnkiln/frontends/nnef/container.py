@@ -257,7 +257,7 @@ def load_container(path: str, lenient: bool = False, require_data: bool = True) 
     return cont
 
 
-def check_main(path: str) -> int:
+def check_main(path: str, lenient: bool = False) -> int:
     """``nnkiln check-nnef PATH``: 0 when the document/container is valid, 1 (message on stderr) if not."""
     try:
         if os.path.isfile(path) and path.lower().endswith(".nnef"):
@@ -266,9 +266,9 @@ def check_main(path: str) -> int:
                     text = f.read()
             except UnicodeDecodeError as err:
                 raise NnefError(f"§3.1: the document must be ASCII text (byte {err.start})", file=path) from None
-            expand(parse_document(text, file=path))
+            expand(parse_document(text, lenient=lenient, file=path))
         else:
-            load_container(path)
+            load_container(path, lenient=lenient)
     except NnefError as err:
         where = ":".join(str(x) for x in (err.file or path, err.line or None, err.column or None) if x)
         print(f"{where}: error: {err.args[0]}", file=sys.stderr)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 from importlib import resources
 
@@ -75,6 +74,3 @@ def parse_document(text: str, lenient: bool = False, file: str = "graph.nnef") -
     doc.types = checker.check_graph(doc)
     return doc
 
-
-def clone(doc: Document) -> Document:
-    return copy.copy(doc)

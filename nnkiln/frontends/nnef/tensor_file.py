@@ -185,10 +185,8 @@ def read_tensor(data: bytes, file: str = "<tensor>") -> TensorData:
     elif item_type is ItemType.INTEGER:
         signed = struct.unpack_from("<I", params, 0)[0] != 0
         if signed:
-            ints = codes.astype(np.int64) if bits < 64 else codes.view(np.int64)
-            if bits < 64:
-                ints = np.where(ints >= (1 << (bits - 1)), ints - (1 << bits), ints)
-            values = ints.astype(np.int64)
+            shift = np.int64(64 - bits)  # sign-extend the b-bit two's complement code
+            values = (codes.astype(np.uint64).view(np.int64) << shift) >> shift
         else:
             values = codes
     else:

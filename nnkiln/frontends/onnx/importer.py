@@ -92,6 +92,12 @@ def kind_for_dtype(dtype: np.dtype) -> Kind:
     raise ValueError(f"no TOSA kind for numpy dtype {dtype}")
 
 
+_LEGACY_BROADCAST_OPS = frozenset(
+    {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
+)
+"""Binary ops whose opset 1-6 forms had ``broadcast``/``axis`` attributes."""
+
+
 @dataclass
 class TensorValue:
     """A value of the ONNX graph: its shape and TOSA kind, an IR value and/or an import-time constant."""
@@ -251,6 +257,8 @@ class OnnxImporter:
                 importer=self,
             )
             self.g.at_node(ctx.name)
+            if ctx.opset < 7:
+                self._legacy_broadcast(ctx)
             try:
                 results = lowerings[node.op_type](ctx)
             except (NnkilnError, RecursionError, MemoryError):
@@ -263,6 +271,34 @@ class OnnxImporter:
             for name, res in zip(outs, results):
                 if name:
                     self.values[name] = self._as_value(res)
+
+    def _legacy_broadcast(self, ctx: NodeContext) -> None:
+        """Opsets 1-6: ``broadcast=1`` aligns input B to input A at ``axis`` (default: the trailing dims),
+        and PRelu's 1-D slope of size C applies along axis 1. Rewrite B so numpy broadcasting (opset 7+)
+        gives the same result; the lowerings then see only modern semantics."""
+        if len(ctx.inputs) < 2 or ctx.inputs[0] is None or ctx.inputs[1] is None:
+            return
+        a, b = ctx.inputs[0], ctx.inputs[1]
+        if ctx.op_type == "PRelu":
+            if b.rank == 1 and a.rank >= 2 and b.shape[0] == a.shape[1] and b.shape[0] > 1:
+                axis = 1
+            else:
+                return
+        elif ctx.op_type in _LEGACY_BROADCAST_OPS and ctx.attrs.get("broadcast", 0) == 1:
+            ctx.used_attrs.add("broadcast")
+            axis = int(ctx.attrs.get("axis", a.rank - b.rank))
+            axis = axis + a.rank if axis < 0 else axis
+        else:
+            return
+        shape = (1,) * axis + tuple(b.shape) + (1,) * (a.rank - axis - b.rank)
+        if len(shape) != a.rank or any(bd not in (1, ad) for ad, bd in zip(a.shape, shape)):
+            raise ctx.error(f"legacy broadcast of {list(b.shape)} to {list(a.shape)} at axis {axis} is invalid")
+        if b.const is not None:
+            ctx.inputs[1] = TensorValue.constant(np.asarray(b.const).reshape(shape))
+        else:
+            from nnkiln.frontends.common.broadcast import reshape
+
+            ctx.inputs[1] = TensorValue.of(reshape(ctx.g, self.materialize(b), shape))
 
     # -- values -----------------------------------------------------------------------------------
 

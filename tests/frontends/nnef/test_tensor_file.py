@@ -15,7 +15,8 @@ def header(length: int, shape: list[int], bits: int, code: int, params: bytes = 
     h = bytearray(128)
     h[0:4] = b"\x4e\xef\x01\x00"
     struct.pack_into("<II", h, 4, length, len(shape))
-    struct.pack_into("<8I", h, 12, *(shape + [0] * (8 - len(shape))))
+    ext = shape[:8]
+    struct.pack_into("<8I", h, 12, *(ext + [0] * (8 - len(ext))))
     struct.pack_into("<II", h, 44, bits, code)
     h[52:52 + len(params)] = params
     return bytes(h)

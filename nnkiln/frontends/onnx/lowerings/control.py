@@ -12,8 +12,11 @@ branches must yield outputs of identical types (static shapes), else the If is n
 
 Loop (opsets 1, 11, 13, 16, 19, 21): the WHILE_LOOP's loop-carried list is
 ``[iteration (i32), condition (bool), trip count (i32, if given), v_1..v_N, captured...]``; the
-cond graph computes ``condition && iteration < trip_count`` (either part when the other is absent), the
+cond graph computes ``condition && iteration < trip_count`` (without trip count: ``condition``), the
 body graph runs the ONNX body and yields ``[iteration + 1, cond_out, trip count, v_1'..v_N', captured]``.
+Decision: the body's condition output ends the loop even when the node has no ``cond`` input (the
+operator text calls it "ignored" in the for-loop form, but ONNX's reference implementation and
+onnxruntime both stop on it; the initial condition is then true).
 Loop-carried values must keep their type and shape; scan outputs (body outputs after the carried
 values, which grow per iteration) are not supported; a Loop without trip count and condition (an
 infinite loop) is not supported. A constant trip count beyond int32 (exporters use INT64_MAX for
@@ -259,7 +262,7 @@ def Loop(ctx: NodeContext) -> Result:
         c = a[1]
         if trip is not None:
             more = g.value(GreaterOp, [a[2], a[0]], b1)
-            c = g.value(LogicalAndOp, [c, more], b1) if has_cond else more
+            c = g.value(LogicalAndOp, [c, more], b1)
         _yield(ctx, [c])
     cond_region = Region(scope.block)
 

@@ -49,7 +49,7 @@ Result = list[Any]
 
 I8, I16, I32, U8, U16, F32, F16, BF16 = (Kind.I8, Kind.I16, Kind.I32, Kind.U8, Kind.U16, Kind.F32, Kind.F16,
                                          Kind.BF16)
-_NP = {I8: np.int8, I16: np.int16, I32: np.int32, U8: np.uint8, U16: np.uint16, F32: np.float32,
+_NP = {I8: np.int8, I16: np.int16, I32: np.int32, Kind.I48: np.int64, U8: np.uint8, U16: np.uint16, F32: np.float32,
        F16: np.float16}
 _RANGE = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32767), U16: (0, 65535), I32: (-(1 << 31), (1 << 31) - 1)}
 #: unsigned kind → (signed kind of the same width, offset): signed = unsigned - offset
@@ -100,8 +100,14 @@ def rescale(ctx: NodeContext, x: SSAValue, out_kind: Kind, *, input_zp: int = 0,
     scales = [float(s) for s in (scale if isinstance(scale, (list, tuple, np.ndarray)) else [scale])]
     if per_channel and len(set(scales)) == 1:
         per_channel, scales = False, scales[:1]
+    scale32 = _kind(x) is not Kind.I48
     try:
-        pairs = [compute_scale_32(s) if s != 1.0 else (1 << 30, 30) for s in scales]
+        if scale32:
+            pairs = [compute_scale_32(s) if s != 1.0 else (1 << 30, 30) for s in scales]
+        else:
+            from nnkiln.frontends.common.quant import compute_scale_16
+
+            pairs = [compute_scale_16(s) if s != 1.0 else (1 << 14, 14) for s in scales]
     except ValueError as err:
         raise ctx.error(f"a requantization scale is not supported: {err}") from None
     shape = _shape(x)
@@ -116,7 +122,7 @@ def rescale(ctx: NodeContext, x: SSAValue, out_kind: Kind, *, input_zp: int = 0,
                         "and RESHAPE has no unsigned types)")
     xin = reshape(ctx.g, x, flat)
     y = _emit(ctx, RescaleOp, [xin], out_kind, input_zp=int(input_zp), output_zp=int(output_zp),
-              multiplier=[m for m, _ in pairs], shift=[s for _, s in pairs], scale32=True, double_round=False,
+              multiplier=[m for m, _ in pairs], shift=[s for _, s in pairs], scale32=scale32, double_round=False,
               per_channel=per_channel)
     return reshape(ctx.g, y, shape)
 
@@ -343,6 +349,10 @@ def DequantizeLinear(ctx: NodeContext) -> Result:
     result is a ``DequantizedValue`` (see the module docstring); constants are dequantized at import."""
     _check_block(ctx)
     xv = ctx.input(0)
+    if _dyn(ctx, 1, 2) and not xv.is_const:
+        if xv.kind not in _DQ_KINDS:
+            raise ctx.error(f"{xv.kind.value} input is not supported")
+        return [dyn_dequantize(ctx)]
     if xv.is_const:
         kind = _elem_kind_of_array(ctx, np.asarray(xv.const), xv.kind)
     else:
@@ -457,6 +467,13 @@ def QuantizeLinear(ctx: NodeContext) -> Result:
             pass
         else:
             raise ctx.error(f"{xv.kind.value} input is not supported")
+    if _dyn(ctx, 1, 2):
+        kind = _zp_kind(ctx, 2, _ONNX_ELEM.get(int(ctx.attr("output_dtype", 0) or 0), U8))
+        if kind not in _Q_KINDS:
+            raise ctx.error(f"{kind.value} output is not supported (float8/int4/int2/float4 have no TOSA type)")
+        if xv.kind not in (F32, F16):
+            raise ctx.error(f"{xv.kind.value} input is not supported")
+        return [dyn_quantize(ctx, kind)]
     kind, zp = _q_out_kind(ctx)
     scale_raw = np.asarray(ctx.const(1, "scale"))
     scale = _scale_vec(ctx, scale_raw, "scale")
@@ -584,6 +601,7 @@ def conv_i32(ctx: NodeContext, x: SSAValue, x_zp: int, wv: TensorValue, w_zp: in
         kernel, strides, dilations, begins, ends = [1] + kernel, [1] + strides, [1] + dilations, [0] + begins, [0] + ends
     pad = [p for b, e in zip(begins, ends) for p in (b, e)]
     attrs = dict(pad=pad, stride=strides, dilation=dilations, input_zp=int(x_zp), weight_zp=int(w_zp))
+    acc_kind = Kind.I48 if _kind(x) is I16 else I32
     b = np.zeros(m_out, np.int64) if bias is None else np.asarray(bias).astype(np.int64).reshape(-1)
     if b.size != m_out:
         raise ctx.error(f"bias has {b.size} values, expected {m_out}")
@@ -595,11 +613,11 @@ def conv_i32(ctx: NodeContext, x: SSAValue, x_zp: int, wv: TensorValue, w_zp: in
         return transpose(ctx.g, reshape(ctx.g, ctx.importer.materialize(wv), shape), perm)
 
     if group == 1:
-        y = _emit(ctx, Conv2DOp, [xl, weight((0, 2, 3, 1), w4), _const(ctx, b, I32)], I32, **attrs)
+        y = _emit(ctx, Conv2DOp, [xl, weight((0, 2, 3, 1), w4), _const(ctx, b, acc_kind)], acc_kind, **attrs)
     elif group == c_in:
         mult = m_out // c_in
-        y = _emit(ctx, DepthwiseConv2DOp, [xl, weight((2, 3, 0, 1), (c_in, mult, *kernel)), _const(ctx, b, I32)],
-                  I32, **attrs)
+        y = _emit(ctx, DepthwiseConv2DOp, [xl, weight((2, 3, 0, 1), (c_in, mult, *kernel)), _const(ctx, b, acc_kind)],
+                  acc_kind, **attrs)
     else:
         cg, mg = c_in // group, m_out // group
         w = weight((0, 2, 3, 1), w4)
@@ -609,8 +627,10 @@ def conv_i32(ctx: NodeContext, x: SSAValue, x_zp: int, wv: TensorValue, w_zp: in
             xg = slice_value(ctx, xl, [0, 0, 0, gi * cg], [shp[0], shp[1], shp[2], cg])
             wsh = _shape(w)
             wg = slice_value(ctx, w, [gi * mg, 0, 0, 0], [mg, *wsh[1:]])
-            parts.append(_emit(ctx, Conv2DOp, [xg, wg, _const(ctx, b[gi * mg:(gi + 1) * mg], I32)], I32, **attrs))
-        y = _emit(ctx, ConcatOp, [parts], I32, axis=3)
+            parts.append(_emit(ctx, Conv2DOp, [xg, wg, _const(ctx, b[gi * mg:(gi + 1) * mg], acc_kind)], acc_kind, **attrs))
+        y = _emit(ctx, ConcatOp, [parts], acc_kind, axis=3)
+    if acc_kind is not I32:
+        y = rescale(ctx, y, I32)
     return y, k
 
 
@@ -692,7 +712,23 @@ def _out_kind_of_zp(ctx: NodeContext, idx: int) -> Kind:
 def QLinearConv(ctx: NodeContext) -> Result:
     """QLinearConv (opset 10): int8/uint8 Conv with per-tensor input/output and per-tensor or per-output-
     channel weight quantization; int32 bias (scale x_scale·w_scale). CONV2D / DEPTHWISE_CONV2D in int8
-    with zero points → int32 → RESCALE by x_scale·w_scale/y_scale (per channel) to the output type."""
+    with zero points → int32 → RESCALE by x_scale·w_scale/y_scale (per channel) to the output type.
+    Run-time weights, scales or zero points: ``dyn_conv_i32`` and a float requantization (ONNX's
+    reference formula: ``rint(acc · x_scale·w_scale/y_scale) + y_zero_point``)."""
+    if _dyn(ctx, 1, 2, 3, 4, 5, 6, 7):
+        from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
+
+        acc, k = dyn_conv_i32(ctx, 0, 2, 3, 5)
+        if ctx.has_input(8):
+            acc = _emit(ctx, AddOp, [acc, _param(ctx, 8, 4, 3, I32)], I32)
+        factor = _scale_product(ctx, [1, 4], 6, 4, {4: 3})
+        out_kind = _zp_kind(ctx, 7, U8)
+        if out_kind not in (I8, U8):
+            raise ctx.error(f"{out_kind.value} output is not supported")
+        signed, off = _SIGNED[out_kind]
+        y = _dyn_requant(ctx, acc, factor, 7, signed, zp_offset=off)  # computed as y - off in int8
+        y = _from_channels_last(ctx, y, k)
+        return [rescale(ctx, y, out_kind, output_zp=off) if off else y]
     x_scale = _scale_vec(ctx, ctx.const(1, "x_scale"), "x_scale")
     x_zp = _zp_input(ctx, 2)
     w_scale = _scale_vec(ctx, ctx.const(4, "w_scale"), "w_scale")
@@ -713,7 +749,11 @@ def QLinearConv(ctx: NodeContext) -> Result:
 
 @lowering("ConvInteger")
 def ConvInteger(ctx: NodeContext) -> Result:
-    """ConvInteger (opset 10): ``conv(x - x_zero_point, w - w_zero_point)`` in int32 (CONV2D int8 → int32)."""
+    """ConvInteger (opset 10): ``conv(x - x_zero_point, w - w_zero_point)`` in int32 (CONV2D int8 → int32;
+    run-time weights or zero points: ``dyn_conv_i32``)."""
+    if _dyn(ctx, 1, 2, 3):
+        acc, k = dyn_conv_i32(ctx, 0, 2, 1, 3)
+        return [_from_channels_last(ctx, acc, k)]
     x_zp = _zp_input(ctx, 2)
     w_zp = _zp_input(ctx, 3)
     x, xz = _act_i8(ctx, 0, x_zp, "x")
@@ -725,7 +765,10 @@ def ConvInteger(ctx: NodeContext) -> Result:
 @lowering("MatMulInteger")
 def MatMulInteger(ctx: NodeContext) -> Result:
     """MatMulInteger (opset 10): ``(A - a_zero_point) × (B - b_zero_point)`` in int32 (MATMUL int8 → int32).
-    A per-column B zero point is folded into a constant B (which must then fit int8)."""
+    A per-column B zero point is folded into a constant B (which must then fit int8); run-time zero points
+    use ``dyn_matmul_i32``."""
+    if _dyn(ctx, 2, 3) or (ctx.has_input(2) and np.asarray(ctx.input(2).const).size > 1):
+        return [dyn_matmul_i32(ctx, 0, 2, 1, 3)]
     a_zp = _zp_input(ctx, 2)
     b_zp = _zp_input(ctx, 3)
     a, az = _act_i8(ctx, 0, a_zp, "A")
@@ -745,7 +788,13 @@ def MatMulInteger(ctx: NodeContext) -> Result:
 @lowering("QLinearMatMul")
 def QLinearMatMul(ctx: NodeContext) -> Result:
     """QLinearMatMul (opsets 10, 21): MATMUL int8 with zero points → int32 → RESCALE by
-    a_scale·b_scale/y_scale (per column when b_scale is per column) to the output type."""
+    a_scale·b_scale/y_scale (per column when b_scale is per column) to the output type. Run-time scales
+    or zero points: ``dyn_matmul_i32`` and ONNX's float formula ``rint(acc · a_scale·b_scale/y_scale) + y_zp``."""
+    if _dyn(ctx, 1, 2, 4, 5, 6, 7):
+        acc = dyn_matmul_i32(ctx, 0, 2, 3, 5)
+        rank = len(_shape(acc))
+        factor = _scale_product(ctx, [1, 4], 6, rank, {4: rank - 1})
+        return [_dyn_requant(ctx, acc, factor, 7, _zp_kind(ctx, 7, U8))]
     a_scale = _scale_vec(ctx, ctx.const(1, "a_scale"), "a_scale")
     a_zp = _zp_input(ctx, 2)
     b_scale = _scale_vec(ctx, ctx.const(4, "b_scale"), "b_scale")
@@ -1244,3 +1293,207 @@ def install_qdq_fusion() -> None:
 
 
 install_qdq_fusion()
+
+
+# ------------------------------------------------------------------------------------------------
+# run-time quantization parameters (float path; no fusion)
+
+
+def _dyn(ctx: NodeContext, *idx: int) -> bool:
+    """Whether any of the inputs ``idx`` is a run-time value. A rank-0 unsigned run-time parameter cannot
+    even be read (RESCALE takes ranks 1..4, RESHAPE has no unsigned types): it must be a constant."""
+    for i in idx:
+        if ctx.has_input(i) and not ctx.input(i).is_const and ctx.input(i).kind in (U8, U16) and ctx.input(i).rank == 0:
+            ctx.const(i, "a rank-0 unsigned value, which TOSA 0.30 cannot convert at run time")
+    return any(ctx.has_input(i) and not ctx.input(i).is_const for i in idx)
+
+
+def _param(ctx: NodeContext, idx: int, rank: int, axis: int, kind: Kind | None = None) -> SSAValue:
+    """Parameter input ``idx`` (scalar, [1] or 1-D along ``axis``) reshaped to broadcast against a
+    rank-``rank`` tensor; integer parameters are widened to int32 (``kind`` = I32)."""
+    tv = ctx.input(idx)
+    n = int(np.prod(tv.shape, dtype=np.int64))
+    if tv.rank > 1:
+        raise ctx.error(f"a rank-{tv.rank} quantization parameter is not supported (blocked quantization)")
+    shape = _axis_shape(rank, axis, n) if n > 1 else (1,) * rank
+    if tv.is_const:
+        arr = np.asarray(tv.const)
+        k = kind or (F32 if arr.dtype.kind == "f" and arr.dtype != np.float16 else F16 if arr.dtype == np.float16 else I32)
+        return _const(ctx, (arr.astype(np.int64) if k is I32 else arr).reshape(shape), k)
+    v = ctx.importer.materialize(tv)
+    if kind is I32:
+        v = widen_i32(ctx, v)
+    return reshape(ctx.g, v, shape)
+
+
+def _zp_kind(ctx: NodeContext, idx: int, default: Kind) -> Kind:
+    if not ctx.has_input(idx):
+        return default
+    tv = ctx.input(idx)
+    return _elem_kind_of_array(ctx, np.asarray(tv.const), tv.kind) if tv.is_const else tv.kind
+
+
+def _dyn_axis(ctx: NodeContext, rank: int, idxs: Sequence[int]) -> int:
+    n = max((int(np.prod(ctx.input(i).shape, dtype=np.int64)) for i in idxs if ctx.has_input(i)), default=1)
+    axis = int(ctx.attr("axis", 1))
+    if n > 1:
+        axis = axis + rank if axis < 0 else axis
+        if not 0 <= axis < rank:
+            raise ctx.error(f"axis {ctx.attr('axis', 1)} is out of range for rank {rank}")
+    return axis if n > 1 else 0
+
+
+def dyn_dequantize(ctx: NodeContext) -> SSAValue:
+    """``(x - zp) * scale`` with run-time scale and/or zero point."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp, SubOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+    xv = ctx.input(0)
+    rank = xv.rank
+    axis = _dyn_axis(ctx, rank, (1, 2))
+    fk = ctx.input(1).kind
+    if fk not in (F32, F16):
+        raise ctx.error(f"a {fk.value} scale is not supported")
+    x = widen_i32(ctx, ctx.tensor(0))
+    if ctx.has_input(2):
+        x = _emit(ctx, SubOp, [x, _param(ctx, 2, rank, axis, I32)], I32)
+    f = _emit(ctx, CastOp, [x], fk)
+    return _emit(ctx, MulOp, [f, _param(ctx, 1, rank, axis)], fk)
+
+
+def _dyn_round(ctx: NodeContext, v: SSAValue, zp: SSAValue | None, kind: Kind) -> SSAValue:
+    """round_half_even(v) + zp saturated to ``kind`` (v float, zp int32 or None)."""
+    from nnkiln.dialects.tosa.ops_activation import ClampOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+    fk = _kind(v)
+    big = float(1 << 20) if fk is F32 else 60000.0
+    v = _emit(ctx, ClampOp, [v], fk, min_val=-big, max_val=big)
+    q = _emit(ctx, CastOp, [v], I32)
+    if zp is not None:
+        q = _emit(ctx, AddOp, [q, zp], I32)
+    lo, hi = _RANGE[kind]
+    return narrow_i32(ctx, clamp_i32(ctx, q, lo, hi), kind)
+
+
+def dyn_quantize(ctx: NodeContext, kind: Kind) -> SSAValue:
+    """``saturate(round(x / scale) + zp)`` with run-time scale and/or zero point (x · RECIPROCAL(scale))."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp
+    from nnkiln.dialects.tosa.ops_elementwise_unary import ReciprocalOp
+
+    xv = ctx.input(0)
+    rank = xv.rank
+    axis = _dyn_axis(ctx, rank, (1, 2))
+    x = ctx.tensor(0)
+    fk = _kind(x)
+    s = _param(ctx, 1, rank, axis)
+    if _kind(s) is not fk:
+        raise ctx.error("a scale of another float type than the input is not supported")
+    r = _emit(ctx, ReciprocalOp, [s], fk)
+    v = _emit(ctx, MulOp, [x, r], fk)
+    zp = _param(ctx, 2, rank, axis, I32) if ctx.has_input(2) else None
+    return _dyn_round(ctx, v, zp, kind)
+
+
+def _centered_i16(ctx: NodeContext, idx: int, zp_idx: int, rank: int, axis: int) -> SSAValue:
+    """``x - zp`` (8-bit x) as int16: exact, since both are 8-bit."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import SubOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+    tv = ctx.input(idx)
+    kind = _elem_kind_of_array(ctx, np.asarray(tv.const), tv.kind) if tv.is_const else tv.kind
+    if kind not in (I8, U8):
+        raise ctx.error(f"{kind.value} operands are not supported (int8/uint8 only)")
+    x = widen_i32(ctx, ctx.tensor(idx)) if not tv.is_const else _const(ctx, np.asarray(tv.const).astype(np.int64), I32)
+    if ctx.has_input(zp_idx):
+        x = _emit(ctx, SubOp, [x, _param(ctx, zp_idx, rank, axis, I32)], I32)
+    return _emit(ctx, CastOp, [x], I16)
+
+
+def dyn_matmul_i32(ctx: NodeContext, a_idx: int, az_idx: int, b_idx: int, bz_idx: int) -> SSAValue:
+    """(A - a_zp) × (B - b_zp) in int32 for run-time zero points: int16 operands, MATMUL int16 → int48,
+    RESCALE int48 → int32 (exact: |sum| < 2^31 for K < 33025). a_zp may be per row, b_zp per column."""
+    from nnkiln.dialects.tosa.ops_tensor import MatMulOp
+
+    av, bv = ctx.input(a_idx), ctx.input(b_idx)
+    if av.rank < 2 or bv.rank < 2:
+        raise ctx.error("integer matmuls of 1-D operands are not supported")
+    a = _centered_i16(ctx, a_idx, az_idx, av.rank, av.rank - 2)
+    b = _centered_i16(ctx, b_idx, bz_idx, bv.rank, bv.rank - 1)
+    (m, k), (k2, n) = av.shape[-2:], bv.shape[-2:]
+    if k != k2:
+        raise ctx.error(f"inner dimensions differ: {list(av.shape)} x {list(bv.shape)}")
+    a_b, b_b = math.prod(av.shape[:-2]), math.prod(bv.shape[:-2])
+    batch = tuple(int(d) for d in np.broadcast_shapes(av.shape[:-2], bv.shape[:-2]))
+    nb = math.prod(batch)
+    if b_b == 1 and a_b == nb:
+        a3, b3 = reshape(ctx.g, a, (1, nb * m, k)), reshape(ctx.g, b, (1, k, n))
+    elif a_b == nb and b_b == nb:
+        a3, b3 = reshape(ctx.g, a, (nb, m, k)), reshape(ctx.g, b, (nb, k, n))
+    else:
+        raise ctx.error("broadcasting batch dimensions of integer matmuls is not supported")
+    y = _emit(ctx, MatMulOp, [a3, b3], Kind.I48, A_zp=0, B_zp=0)
+    return reshape(ctx.g, rescale(ctx, y, I32), (*batch, m, n))
+
+
+def dyn_conv_i32(ctx: NodeContext, x_idx: int, xz_idx: int, w_idx: int, wz_idx: int) -> tuple[SSAValue, int]:
+    """conv(x - x_zp, w - w_zp) in int32 (channels last) for run-time weights / zero points:
+    ``x - x_zp`` as int16 (CONV2D int16×int8 → int48), ``w`` shifted to int8 by ``off`` (128 for uint8)
+    and the rest of the weight zero point added back as ``(off - w_zp[m]) · Σ_window(x - x_zp)``
+    (the window sum is a CONV2D with a weight of ones). ``group`` must be 1."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp, SubOp
+
+    if int(ctx.attr("group", 1)) != 1:
+        raise ctx.error("grouped integer convolutions with run-time weights or zero points are not supported")
+    xv, wv = ctx.input(x_idx), ctx.input(w_idx)
+    x16 = _centered_i16(ctx, x_idx, xz_idx, xv.rank, 1)
+    wkind = _elem_kind_of_array(ctx, np.asarray(wv.const), wv.kind) if wv.is_const else wv.kind
+    if wkind not in (I8, U8):
+        raise ctx.error(f"{wkind.value} weights are not supported (int8/uint8 only)")
+    w8, _ = to_signed(ctx, wv, 0)
+    off = _SIGNED[wkind][1]
+    acc, k = conv_i32(ctx, x16, 0, TensorValue.of(w8), 0, None)
+    wz_const = ctx.input(wz_idx).const if ctx.has_input(wz_idx) else np.zeros(1, np.int64)
+    if wz_const is not None and np.all(np.asarray(wz_const).astype(np.int64) == off):
+        return acc, k
+    ones = TensorValue.constant(np.ones((1, *wv.shape[1:]), np.int8))
+    wsum, _ = conv_i32(ctx, x16, 0, ones, 0, None)  # [N, OH, OW, 1]
+    m = wv.shape[0]
+    if ctx.has_input(wz_idx):
+        wz = _param(ctx, wz_idx, 4, 3, I32)  # [1, 1, 1, M] or [1, 1, 1, 1]
+        corr = _emit(ctx, SubOp, [_scalar_const(ctx, off, I32, 4), wz], I32)
+    else:
+        corr = _scalar_const(ctx, off, I32, 4)
+    del m
+    return _emit(ctx, AddOp, [acc, _emit(ctx, MulOp, [wsum, corr], I32, shift=0)], I32), k
+
+
+def _scale_product(ctx: NodeContext, idxs: Sequence[int], div_idx: int, rank: int, axis_of: dict[int, int]) -> SSAValue:
+    """Π scale[i] / scale[div_idx] as a run-time float tensor broadcasting against rank ``rank``."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp
+    from nnkiln.dialects.tosa.ops_elementwise_unary import ReciprocalOp
+
+    vals = [_param(ctx, i, rank, axis_of.get(i, 0)) for i in idxs]
+    p = vals[0]
+    for v in vals[1:]:
+        p = _emit(ctx, MulOp, [p, v], _kind(p))
+    d = _param(ctx, div_idx, rank, 0)
+    return _emit(ctx, MulOp, [p, _emit(ctx, ReciprocalOp, [d], _kind(d))], _kind(p))
+
+
+def _dyn_requant(ctx: NodeContext, acc: SSAValue, factor: SSAValue, zp_idx: int, out_kind: Kind,
+                 zp_offset: int = 0) -> SSAValue:
+    """``saturate(rint(acc · factor) + zp)`` as ``out_kind``; with ``zp_offset`` the result is computed
+    as ``value - zp_offset`` (a uint8 result held in int8)."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp, SubOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+    fk = _kind(factor)
+    f = _emit(ctx, MulOp, [_emit(ctx, CastOp, [acc], fk), factor], fk)
+    rank = len(_shape(acc))
+    zp = _param(ctx, zp_idx, rank, 0, I32) if ctx.has_input(zp_idx) else None
+    if zp_offset:
+        off = _scalar_const(ctx, zp_offset, I32, rank)
+        zp = _emit(ctx, SubOp, [zp, off], I32) if zp is not None else _emit(ctx, SubOp, [_scalar_const(ctx, 0, I32, rank), off], I32)
+    return _dyn_round(ctx, f, zp, out_kind)

@@ -1,0 +1,1 @@
+"""Conversions between levels: ``tosa-to-buf``, ``wrap-into-async-regions``, ``async-to-rt``."""

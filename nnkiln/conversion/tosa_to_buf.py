@@ -1,0 +1,167 @@
+"""``tosa-to-buf``: bufferization, L3 ``tosa`` tensors → L2 ``buf`` memrefs (architecture spec §3.2).
+
+What:
+- ``tosa.const`` / ``const.declare`` → ``buf.const`` (the numpy data, lazy transformations applied).
+- ``tosa.reshape`` → ``buf.reshape`` (a view: same bytes); ``tosa.identity`` → an alias (no op).
+- every other tosa op → ``buf.alloc`` per result + ``buf.kernel "<op name>" ins(operands) outs(allocs)``;
+  ``attrs`` = the op's properties unchanged, plus the defaults of absent optional properties (so a
+  kernel gets exactly the ``attr_values()`` the reference interpreter uses).
+- Function signature: ``@main(%in0, ..., %out0, ...)`` with memref arguments, inputs first, then one
+  output buffer per result; ``arg_attrs`` carry ``nnkiln.name`` (the reference interpreter's
+  input/output names) and ``nnkiln.io = "input" | "output"``; no results.
+- Outputs are written in place where possible: the kernel producing a network output gets the
+  output argument as its ``outs`` (through a ``buf.reshape`` of the output argument when the output
+  is a reshape of the kernel's result). An output that is an input, a constant, a view of either,
+  or a value already written into another output gets an explicit ``buf.copy`` into its buffer.
+- ``tosa.cond_if``, ``tosa.while_loop``, ``tosa.custom``: ``UnsupportedOpError`` ("not supported by the
+  compiler pipeline yet", naming the op); the reference interpreter still runs them.
+
+Why: the lower levels reason about buffers (placement, hazards), not values.
+Legal before: verified tosa IR, functions with tensor arguments/results. After: buf IR; no tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, MemRefType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from nnkiln.dialects.buf import AllocOp, ConstOp, CopyOp, KernelOp, ReshapeOp
+from nnkiln.errors import NotExecutableError
+
+UNSUPPORTED = ("tosa.cond_if", "tosa.while_loop", "tosa.custom")
+_ALIASES = ("tosa.identity",)
+_VIEWS = ("tosa.reshape",)
+
+
+class UnsupportedOpError(NotExecutableError):
+    """A valid tosa op the compiler pipeline cannot lower yet (the reference interpreter can run it)."""
+
+
+def memref_of(t: Attribute) -> MemRefType:
+    assert isinstance(t, TensorType), t
+    return MemRefType(t.element_type, tuple(t.get_shape()))
+
+
+def kernel_attrs(op: Operation) -> DictionaryAttr:
+    """The op's properties plus the defaults of its absent optional properties."""
+    props: dict[str, Attribute] = {}
+    defn = getattr(type(op), "get_irdl_definition", None)
+    if defn is not None:
+        for name, pdef in defn().properties.items():
+            default = getattr(pdef, "default_value", None)
+            if default is not None:
+                props[name] = default
+    props.update(op.properties)
+    return DictionaryAttr(props)
+
+
+def _const_values(op: Operation):
+    from nnkiln.ir.elements import from_numpy, storage_type
+
+    if op.name == "tosa.const":
+        return op.values  # type: ignore[attr-defined]
+    t = op.results[0].type
+    return from_numpy(op.read(), TensorType(storage_type(t.element_type), t.get_shape()))  # type: ignore[attr-defined]
+
+
+def _destinations(func: FuncOp, out_args: list[SSAValue]) -> dict[SSAValue, tuple[SSAValue, list[int] | None]]:
+    """Tensor value → (output argument, shape of a reshape view of it or None) for values written in place."""
+    ret = func.body.block.last_op
+    dest: dict[SSAValue, tuple[SSAValue, list[int] | None]] = {}
+    for i, v in enumerate(ret.operands):  # type: ignore[union-attr]
+        if v not in dest:
+            dest[v] = (out_args[i], None)
+    # propagate backwards through single-use reshapes/identities
+    for op in reversed(list(func.body.block.ops)):
+        if op.name in _VIEWS + _ALIASES and op.results[0] in dest:
+            src = op.operands[0]
+            if src not in dest and len(src.uses) == 1 and isinstance(src.owner, Operation):
+                arg, _ = dest[op.results[0]]
+                dest[src] = (arg, list(src.type.get_shape()))  # type: ignore[attr-defined]
+    return dest
+
+
+def convert_function(func: FuncOp) -> FuncOp:
+    from nnkiln.reference.interpreter import input_names, output_names
+
+    for op in func.walk():
+        if op.name in UNSUPPORTED:
+            raise UnsupportedOpError(f"'{op.name}' is not supported by the compiler pipeline yet "
+                                     f"(function @{func.sym_name.data}); run it with the reference interpreter")
+    old = func.body.block
+    in_types = [memref_of(a.type) for a in old.args]
+    out_types = [memref_of(t) for t in func.function_type.outputs.data]
+    block = Block(arg_types=in_types + out_types)
+    in_args, out_args = list(block.args[: len(in_types)]), list(block.args[len(in_types):])
+    for a, o in zip(in_args, old.args):
+        if o.name_hint:
+            a.name_hint = o.name_hint
+    names = input_names(func) + output_names(func)
+    arg_attrs = [DictionaryAttr({"nnkiln.name": StringAttr(n), "nnkiln.io": StringAttr(io)})
+                 for n, io in zip(names, ["input"] * len(in_args) + ["output"] * len(out_args))]
+    dest = _destinations(func, out_args)
+    env: dict[SSAValue, SSAValue] = dict(zip(old.args, in_args))
+    claimed: set[SSAValue] = set()  # output arguments some kernel writes
+
+    def add(op: Operation) -> Operation:
+        block.add_op(op)
+        return op
+
+    for op in old.ops:
+        if isinstance(op, ReturnOp):
+            for i, v in enumerate(op.operands):
+                if env[v] is not out_args[i] and not _is_view_of(env[v], out_args[i]):
+                    add(CopyOp(env[v], out_args[i]))
+            add(ReturnOp())
+        elif op.name == "tosa.const" or op.name == "const.declare":
+            env[op.results[0]] = add(ConstOp(_const_values(op), memref_of(op.results[0].type))).results[0]
+        elif op.name in _ALIASES:
+            env[op.results[0]] = env[op.operands[0]]
+        elif op.name in _VIEWS:
+            env[op.results[0]] = add(ReshapeOp(env[op.operands[0]], memref_of(op.results[0].type))).results[0]
+        elif op.name.startswith("tosa."):
+            outs = []
+            for r in op.results:
+                t = memref_of(r.type)
+                target = dest.get(r)
+                if target is not None and target[0] not in claimed:
+                    claimed.add(target[0])
+                    arg, shape = target
+                    outs.append(arg if shape is None else add(ReshapeOp(arg, t)).results[0])
+                else:
+                    outs.append(add(AllocOp(t)).results[0])
+            kernel = add(KernelOp(op.name, [env[o] for o in op.operands], outs, kernel_attrs(op)))
+            for r, k in zip(op.results, kernel.results):
+                env[r] = k
+        else:
+            raise UnsupportedOpError(f"'{op.name}' is not supported by tosa-to-buf")
+    new = FuncOp(func.sym_name.data, (in_types + out_types, []), Region(block),
+                 arg_attrs=ArrayAttr(arg_attrs))
+    return new
+
+
+def _is_view_of(value: SSAValue, arg: SSAValue) -> bool:
+    """``value`` is ``arg`` seen through views and kernel results (it was written in place)."""
+    from nnkiln.dialects.buf import base_buffer
+
+    return base_buffer(value) is arg and isinstance(value.owner, (KernelOp, ReshapeOp))
+
+
+@dataclass(frozen=True)
+class TosaToBuf(ModulePass):
+    """Bufferize every ``func.func`` of the module (see the module docstring)."""
+
+    name = "tosa-to-buf"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
+            if any(isinstance(a.type, TensorType) for a in func.body.block.args) or func.function_type.outputs.data:
+                new = convert_function(func)
+                op.body.block.insert_op_before(new, func)
+                func.detach()
+                func.erase(safe_erase=False)

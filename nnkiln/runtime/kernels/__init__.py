@@ -1,0 +1,117 @@
+"""Runtime kernels: turn one blob task into a callable over the buffer views.
+
+``build_task(task, buffers, static_views)`` returns ``fn(views)`` that reads ``views[i]`` for the task's
+``ins`` and writes ``views[j]`` for its ``outs`` (numpy arrays over the arena, the constants or the io
+tensors). Fast float32 paths (``fast``) are chosen when every operand is float32 and the geometry
+checks out; everything else (all integer modes, other float formats, unusual ops) runs the reference
+interpreter's numeric kernel and copies its result into the output view (``reference``).
+
+Post-ops (``args["post_ops"]``) are applied in order to the kernel's first output, in place:
+``tosa.clamp`` and ``tosa.add`` on float32 natively, anything else through the reference kernel with
+the current result as operand 0 (and ``ins[operand]`` as operand 1 when the post-op has one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from nnkiln.backend.blob_format import BufferDesc, Memory, TaskDesc
+from nnkiln.errors import NotExecutableError
+from nnkiln.kinds import Kind
+from nnkiln.runtime.kernels import fast
+from nnkiln.runtime.kernels.reference import call_reference, reference_kernel, store
+
+TaskFn = Callable[[Sequence[np.ndarray]], None]
+
+VIEW_KERNELS = ("buf.concat_view",)
+"""Kernels that only order accesses (no data movement)."""
+
+
+def _post_op_fn(post: dict[str, Any], out_idx: int, ins: Sequence[int], buffers: Sequence[BufferDesc]) -> TaskFn:
+    name = post["kernel"]
+    attrs = post.get("attrs", {})
+    operand = post.get("operand")
+    ob = buffers[out_idx]
+    extra = ins[operand] if operand is not None else None
+    kinds = [ob.kind] + ([buffers[extra].kind] if extra is not None else [])
+    if all(k is Kind.F32 for k in kinds):
+        if name == "tosa.clamp":
+            lo = fast.clamp_bounds(attrs)
+            if lo is not None:
+                lo_v, hi_v = lo
+
+                def clamp(views: Sequence[np.ndarray]) -> None:
+                    o = views[out_idx]
+                    np.maximum(o, lo_v, out=o)
+                    np.minimum(o, hi_v, out=o)
+
+                return clamp
+        if name == "tosa.add" and extra is not None:
+            def add(views: Sequence[np.ndarray]) -> None:
+                o = views[out_idx]
+                np.add(o, views[extra], out=o)
+
+            return add
+    reference_kernel(name)
+
+    def generic(views: Sequence[np.ndarray]) -> None:
+        o = views[out_idx]
+        operands = [o.copy()] + ([views[extra]] if extra is not None else [])
+        res = call_reference(name, operands, attrs, kinds, [ob.kind], [ob.dtype], [ob.shape])
+        store(o, res[0])
+
+    return generic
+
+
+def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequence[np.ndarray | None]) -> TaskFn:
+    """The callable that executes ``task`` (see the module docstring)."""
+    name = task.kernel
+    ins, outs = list(task.ins), list(task.outs)
+    attrs = dict(task.args.get("attrs", {}))
+    if name in VIEW_KERNELS:
+        return lambda views: None
+    if name == "buf.copy":
+        if len(ins) != 1 or len(outs) != 1 or buffers[ins[0]].size != buffers[outs[0]].size:
+            raise NotExecutableError(f"buf.copy needs one input and one output of equal byte size ({ins} -> {outs})")
+        src, dst = ins[0], outs[0]
+
+        def copy(views: Sequence[np.ndarray]) -> None:
+            np.copyto(views[dst].reshape(-1), views[src].reshape(-1), casting="no")
+
+        main: TaskFn = copy
+    else:
+        main_fast = fast.build(name, attrs, [buffers[i] for i in ins], [buffers[o] for o in outs],
+                               [static_views[i] if buffers[i].memory is Memory.CONSTANT else None for i in ins])
+        if main_fast is not None:
+            def main(views: Sequence[np.ndarray], _f=main_fast) -> None:
+                _f([views[i] for i in ins], [views[o] for o in outs])
+        else:
+            reference_kernel(name)  # NotExecutableError now rather than at run time
+            in_kinds = [buffers[i].kind for i in ins]
+            out_kinds = [buffers[o].kind for o in outs]
+            out_dtypes = [buffers[o].dtype for o in outs]
+            out_shapes = [buffers[o].shape for o in outs]
+
+            def main(views: Sequence[np.ndarray]) -> None:
+                res = call_reference(name, [views[i] for i in ins], attrs, in_kinds, out_kinds, out_dtypes, out_shapes)
+                if len(res) != len(outs):
+                    raise NotExecutableError(f"kernel '{name}' returned {len(res)} results for {len(outs)} outputs")
+                for o, r in zip(outs, res):
+                    store(views[o], r)
+
+    posts = [_post_op_fn(p, outs[0], ins, buffers) for p in task.args.get("post_ops", ())] if outs else []
+    if not posts:
+        return main
+
+    def with_posts(views: Sequence[np.ndarray]) -> None:
+        main(views)
+        for p in posts:
+            p(views)
+
+    return with_posts
+
+
+__all__ = ["TaskFn", "build_task"]

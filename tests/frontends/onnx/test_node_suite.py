@@ -1,0 +1,43 @@
+"""ONNX's backend node tests through nnkiln, against the explicit expectation list.
+
+Each case must pass (outputs within ONNX's own tolerances of the suite's numpy-computed expectations)
+unless ``node_expectations.txt`` lists it as one that cannot, with the reason; a listed case must be
+reported as not supported (a clear importer error), never as a wrong result or a crash, and a listed
+case that starts passing must be removed from the list.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from node_suite import load_cases, read_expectations, run_case  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+@functools.cache
+def _cases() -> dict:
+    return {c.name: c for c in load_cases()}
+
+
+def _names() -> list[str]:
+    try:
+        return sorted(_cases())
+    except Exception:  # onnx missing: collect nothing
+        return []
+
+
+@pytest.mark.parametrize("name", _names())
+def test_node_case(name: str) -> None:
+    expected = read_expectations()
+    result = run_case(_cases()[name])
+    if name in expected:
+        assert result.status != "passed", f"{name} now passes: remove it from node_expectations.txt"
+        assert result.status == "unsupported", f"{name}: expected a clear 'not supported' error, got {result.status}: {result.reason}"
+    else:
+        assert result.status == "passed", f"{name}: {result.status}: {result.reason}"
