@@ -23,12 +23,21 @@ def __getattr__(name: str) -> Any:
         from nnkiln.ir import errors
 
         return getattr(errors, name)
+    if name == "compile":
+        from nnkiln.compiler import compile as _compile
+
+        return _compile
+    if name == "Executable":
+        from nnkiln.runtime import Executable
+
+        return Executable
     raise AttributeError(f"module 'nnkiln' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BlobError",
+    "Executable",
     "FrontendError",
     "InputError",
     "NnefError",
@@ -38,6 +47,7 @@ __all__ = [
     "ShapeError",
     "TosaUnpredictable",
     "VerifyError",
+    "compile",
     "load",
     "parse",
     "verify",

@@ -80,7 +80,7 @@ def _destinations(func: FuncOp, out_args: list[SSAValue]) -> dict[SSAValue, tupl
     for op in reversed(list(func.body.block.ops)):
         if op.name in _VIEWS + _ALIASES and op.results[0] in dest:
             src = op.operands[0]
-            if src not in dest and len(src.uses) == 1 and isinstance(src.owner, Operation):
+            if src not in dest and src.has_one_use() and isinstance(src.owner, Operation):
                 arg, _ = dest[op.results[0]]
                 dest[src] = (arg, list(src.type.get_shape()))  # type: ignore[attr-defined]
     return dest
@@ -98,6 +98,8 @@ def convert_function(func: FuncOp) -> FuncOp:
     out_types = [memref_of(t) for t in func.function_type.outputs.data]
     block = Block(arg_types=in_types + out_types)
     in_args, out_args = list(block.args[: len(in_types)]), list(block.args[len(in_types):])
+    for i, a in enumerate(out_args):
+        a.name_hint = f"out{i}"
     for a, o in zip(in_args, old.args):
         if o.name_hint:
             a.name_hint = o.name_hint

@@ -26,7 +26,7 @@ from nnkiln.runtime.kernels.reference import call_reference, reference_kernel, s
 
 TaskFn = Callable[[Sequence[np.ndarray]], None]
 
-VIEW_KERNELS = ("buf.concat_view",)
+VIEW_KERNELS = ("buf.concat_view", "rt.nop")
 """Kernels that only order accesses (no data movement)."""
 
 
@@ -66,6 +66,17 @@ def _post_op_fn(post: dict[str, Any], out_idx: int, ins: Sequence[int], buffers:
     return generic
 
 
+def _overlaps(ins: Sequence[int], outs: Sequence[int], buffers: Sequence[BufferDesc]) -> bool:
+    """Whether an output's bytes intersect an input's (same memory)."""
+    for o in outs:
+        bo = buffers[o]
+        for i in ins:
+            bi = buffers[i]
+            if (bi.memory, bi.index) == (bo.memory, bo.index) and bi.offset < bo.offset + bo.size and bo.offset < bi.offset + bi.size:
+                return True
+    return False
+
+
 def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequence[np.ndarray | None]) -> TaskFn:
     """The callable that executes ``task`` (see the module docstring)."""
     name = task.kernel
@@ -85,7 +96,13 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
     else:
         main_fast = fast.build(name, attrs, [buffers[i] for i in ins], [buffers[o] for o in outs],
                                [static_views[i] if buffers[i].memory is Memory.CONSTANT else None for i in ins])
-        if main_fast is not None:
+        if main_fast is not None and _overlaps(ins, outs, buffers) and name not in fast.ELEMENTWISE:
+            def main(views: Sequence[np.ndarray], _f=main_fast) -> None:
+                tmp = [np.empty_like(views[o]) for o in outs]
+                _f([views[i] for i in ins], tmp)
+                for o, t in zip(outs, tmp):
+                    np.copyto(views[o], t)
+        elif main_fast is not None:
             def main(views: Sequence[np.ndarray], _f=main_fast) -> None:
                 _f([views[i] for i in ins], [views[o] for o in outs])
         else:

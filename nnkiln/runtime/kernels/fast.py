@@ -238,6 +238,9 @@ def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
 _BINARY: dict[str, Callable[..., Any]] = {
     "tosa.add": np.add, "tosa.sub": np.subtract, "tosa.maximum": np.maximum, "tosa.minimum": np.minimum,
 }
+ELEMENTWISE = ("tosa.add", "tosa.sub", "tosa.maximum", "tosa.minimum", "tosa.mul", "tosa.abs", "tosa.negate",
+               "tosa.exp", "tosa.tanh", "tosa.sigmoid", "tosa.clamp")
+"""Fast paths that are correct when the output aliases an input (numpy ufuncs handle overlap)."""
 _UNARY: dict[str, Callable[..., Any]] = {
     "tosa.abs": np.abs, "tosa.negate": np.negative, "tosa.exp": np.exp, "tosa.tanh": np.tanh,
     "tosa.sigmoid": _sigmoid,

@@ -263,7 +263,7 @@ def test_quantize_static_model_within_one_lsb(tmp_path, builder, fmt, per_channe
         lsb = float(np.abs(ours.astype(np.float64) - ref).max() / _output_scale(q))
         key = f"{builder.__name__}-{fmt}-{'pc' if per_channel else 'pt'}-{act}"
         MAX_LSB[key] = max(MAX_LSB.get(key, 0.0), lsb)
-        assert lsb <= 1.0 + 1e-6, f"{lsb} LSB"
+        assert lsb <= 1.0 + 1e-4, f"{lsb} LSB"
     # integer arithmetic: every conv / matmul / fully_connected takes int8 operands
     for line in text.splitlines():
         if re.search(r"tosa\.(conv2d|matmul|fully_connected|depthwise_conv2d)\b", line):
@@ -289,3 +289,66 @@ def test_unfusable_pattern_falls_back_to_float():
 def teardown_module(module):
     if MAX_LSB:
         print("\nmax LSB difference vs onnxruntime:", {k: round(v, 3) for k, v in sorted(MAX_LSB.items())})
+
+
+def _qdq(x_name, out_name, scale, zp, dt, nodes_between, extra_inputs=()):
+    """DQ(x) → nodes → Q → DQ: a hand-written QDQ graph fragment."""
+    return ([oh.make_node("DequantizeLinear", [x_name, "s_in", "z_in"], ["d_in"])] + nodes_between +
+            [oh.make_node("QuantizeLinear", ["f_out", "s_out", "z_out"], ["q_out"]),
+             oh.make_node("DequantizeLinear", ["q_out", "s_out", "z_out"], [out_name])])
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8])
+@pytest.mark.parametrize("case", ["avgpool", "gap", "concat", "clip", "relu", "transpose", "requant"])
+def test_qdq_patterns_within_one_lsb(dt, case):
+    tp = TP.INT8 if dt == np.int8 else TP.UINT8
+    zin, zout = (5, -7) if dt == np.int8 else (130, 120)
+    between = {
+        "avgpool": [oh.make_node("AveragePool", ["d_in"], ["f_out"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])],
+        "gap": [oh.make_node("GlobalAveragePool", ["d_in"], ["f_out"])],
+        "concat": [oh.make_node("DequantizeLinear", ["x", "s_out", "z_out"], ["d2"]),
+                   oh.make_node("Concat", ["d_in", "d2"], ["f_out"], axis=1)],
+        "clip": [oh.make_node("Clip", ["d_in", "lo", "hi"], ["f_out"])],
+        "relu": [oh.make_node("Relu", ["d_in"], ["f_out"])],
+        "transpose": [oh.make_node("Transpose", ["d_in"], ["f_out"], perm=[0, 2, 3, 1])],
+        "requant": [oh.make_node("Identity", ["d_in"], ["f_out"])],
+    }[case]
+    nodes = _qdq("x", "y", 0.05, zout, dt, between)
+    inits = [nh.from_array(np.array(0.04, np.float32), "s_in"), nh.from_array(np.array(zin, dt), "z_in"),
+             nh.from_array(np.array(0.03, np.float32), "s_out"), nh.from_array(np.array(zout, dt), "z_out"),
+             nh.from_array(np.array(-0.5, np.float32), "lo"), nh.from_array(np.array(1.5, np.float32), "hi")]
+    m = _model(nodes, [oh.make_tensor_value_info("x", tp, [1, 4, 7, 7])], [oh.make_tensor_value_info("y", TP.FLOAT, None)],
+               inits)
+    x = _rand_q(np.random.default_rng(9), (1, 4, 7, 7), dt)
+    (ours,), text = _ours(m, {"x": x})
+    (ref,) = _ort(m, {"x": x})
+    assert ours.shape == ref.shape
+    assert np.abs(ours - ref).max() / 0.03 <= 1.0 + 1e-4
+    # float appears only in the output DequantizeLinear: one CAST to f32 and one MUL by the scale
+    float_ops = [ln for ln in text.splitlines() if "f32" in ln and re.search(r"= tosa\.(?!const)", ln)]
+    assert len(float_ops) == 2, text
+
+
+def test_conv_relu_without_qdq_between_is_fused():
+    """DQ → Conv → Relu → Q (no QDQ pair between Conv and Relu): the ReLU becomes a clamp of the integer conv."""
+    rng = np.random.default_rng(11)
+    w = _rand_q(rng, (5, 2, 3, 3), np.int8)
+    nodes = [oh.make_node("DequantizeLinear", ["x", "xs", "xz"], ["dx"]),
+             oh.make_node("DequantizeLinear", ["w", "ws"], ["dw"]),
+             oh.make_node("Conv", ["dx", "dw"], ["c"], pads=[1, 1, 1, 1]),
+             oh.make_node("Relu", ["c"], ["r"]),
+             oh.make_node("QuantizeLinear", ["r", "ys", "yz"], ["q"]),
+             oh.make_node("DequantizeLinear", ["q", "ys", "yz"], ["y"])]
+    inits = [nh.from_array(np.array(0.02, np.float32), "xs"), nh.from_array(np.array(3, np.int8), "xz"),
+             nh.from_array(w, "w"), nh.from_array(np.array(0.01, np.float32), "ws"),
+             nh.from_array(np.array(0.05, np.float32), "ys"), nh.from_array(np.array(-20, np.int8), "yz")]
+    m = _model(nodes, [oh.make_tensor_value_info("x", TP.INT8, [1, 2, 6, 6])], [oh.make_tensor_value_info("y", TP.FLOAT, None)],
+               inits)
+    x = _rand_q(rng, (1, 2, 6, 6), np.int8)
+    (ours,), text = _ours(m, {"x": x})
+    (ref,) = _ort(m, {"x": x})
+    assert np.abs(ours - ref).max() / 0.05 <= 1.0 + 1e-4
+    assert ours.min() >= 0.0
+    assert "tosa.conv2d" in text and re.search(r"tosa\.conv2d .*xi8", text)
+    float_ops = [ln for ln in text.splitlines() if "f32" in ln and re.search(r"= tosa\.(?!const)", ln)]
+    assert len(float_ops) == 2, text

@@ -25,7 +25,16 @@ Concat and the data-movement ops (Reshape, Flatten, Transpose, Squeeze, Unsqueez
 when all float inputs of the node are DequantizeLinear results and the node's only consumers are
 QuantizeLinear nodes with one constant per-tensor scale and zero point, the node is emitted in integer
 arithmetic and the QuantizeLinear returns that integer tensor; otherwise the original float lowering
-runs (and the DequantizeLinear float path is emitted on demand).
+runs (and the DequantizeLinear float path is emitted on demand). ``node → Relu → QuantizeLinear`` fuses
+the ReLU as a clamp at the quantized zero. A DequantizeLinear → QuantizeLinear pair is one RESCALE.
+uint8 results of fused ops are kept as int8 (``LazyValue.signed_view``) between fused ops.
+
+Run-time scales / zero points (allowed by ONNX, e.g. in its node tests) take a float path that follows
+ONNX's reference formulas: ``x · RECIPROCAL(scale)`` for QuantizeLinear, and for QLinearMatMul /
+QLinearConv / MatMulInteger / ConvInteger an exact integer accumulator (int16 operands ``x - zp``,
+MATMUL int16 → int48 or CONV2D int16×int8 → int48, RESCALE to int32) followed by
+``rint(acc · scale product) + zp`` in float. A rank-0 uint8/uint16 run-time value cannot be read at all
+in TOSA 0.30 (RESCALE takes ranks 1..4, RESHAPE has no unsigned types): such parameters must be constants.
 """
 
 from __future__ import annotations
@@ -195,15 +204,6 @@ def requantize(ctx: NodeContext, x: SSAValue, input_zp: int, scale: float | Sequ
     return y
 
 
-def _scalar_of(ctx: NodeContext, arr: np.ndarray | None, what: str, default: float = 0) -> Any:
-    if arr is None:
-        return default
-    a = np.asarray(arr)
-    if a.size != 1:
-        raise ctx.error(f"a per-axis {what} (shape {list(a.shape)}) is not supported here")
-    return a.reshape(-1)[0].item()
-
-
 def _scale_vec(ctx: NodeContext, arr: np.ndarray, what: str) -> np.ndarray:
     a = np.asarray(arr, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(a)) or np.any(a <= 0):
@@ -312,14 +312,14 @@ def _check_block(ctx: NodeContext) -> None:
 
 
 def _per_axis(ctx: NodeContext, rank: int, scale: np.ndarray, zp: np.ndarray) -> int:
+    """The normalised ``axis`` attribute (default 1) for per-axis parameters; 0 for per-tensor ones."""
+    if scale.size == 1 and zp.size == 1:
+        return 0
     axis = int(ctx.attr("axis", 1))
-    if scale.size > 1 or zp.size > 1 or np.asarray(ctx.const(1, "scale")).ndim == 1 and scale.size > 1:
-        if axis < 0:
-            axis += rank
-        if not 0 <= axis < rank:
-            raise ctx.error(f"axis {ctx.attr('axis', 1)} is out of range for rank {rank}")
-    else:
-        axis = axis + rank if axis < 0 else axis
+    if axis < 0:
+        axis += rank
+    if not 0 <= axis < rank:
+        raise ctx.error(f"axis {ctx.attr('axis', 1)} is out of range for rank {rank}")
     return axis
 
 
@@ -637,8 +637,7 @@ def conv_i32(ctx: NodeContext, x: SSAValue, x_zp: int, wv: TensorValue, w_zp: in
 def _from_channels_last(ctx: NodeContext, y: SSAValue, k: int) -> SSAValue:
     from nnkiln.frontends.onnx.lowerings.nn_conv import to_channels_first
 
-    if _kind(y) in (U8, U16):  # RESHAPE/TRANSPOSE have no unsigned types: move back in int8 first
-        raise AssertionError("unsigned layout change")
+    assert _kind(y) not in (U8, U16), "TRANSPOSE has no unsigned types: change the layout in the signed kind"
     return to_channels_first(ctx, y, k)
 
 
@@ -833,6 +832,7 @@ class _Target:
     scale: float
     zp: int
     kind: Kind
+    relu: bool = False  # a Relu sits between the node and its QuantizeLinear consumers (clamp at real 0)
 
 
 def _graph_maps(imp: Any) -> tuple[dict[str, list[Any]], set[str]]:
@@ -870,6 +870,10 @@ def _q_target(ctx: NodeContext) -> _Target | None:
     if any(consumers.get(o) for o in outs[1:]):
         return None
     users = consumers.get(name, [])
+    relu = False
+    if len(users) == 1 and users[0].op_type == "Relu" and ctx.op_type != "Relu" and users[0].output[0] not in graph_outputs:
+        users = consumers.get(users[0].output[0], [])  # node → Relu → QuantizeLinear: fuse the ReLU as a clamp
+        relu = True
     if not users or any(u.op_type != "QuantizeLinear" or u.domain not in ("", "ai.onnx") for u in users):
         return None
     # the node must belong to the top-level graph (sub-graph nodes are not in the maps)
@@ -904,7 +908,7 @@ def _q_target(ctx: NodeContext) -> _Target | None:
             zp = 0
         if kind is None:
             return None
-        t = _Target(scale, zp, kind)
+        t = _Target(scale, zp, kind, relu)
         if target is not None and target != t:
             return None
         target = t
@@ -932,10 +936,6 @@ def _act(ctx: NodeContext, tv: TensorValue | None) -> tuple[SSAValue, int, float
         view = (v, z)
         info._i8_view = view  # type: ignore[attr-defined]
     return view[0], view[1], info.s
-
-
-def kind_for(arr: np.ndarray) -> Kind:
-    return {"int8": I8, "uint8": U8, "int16": I16, "uint16": U16, "int32": I32}.get(np.dtype(arr.dtype).name, F32)
 
 
 def _fused(ctx: NodeContext, q: TensorValue, t: _Target, float_kind: Kind = F32) -> DequantizedValue:
@@ -967,6 +967,8 @@ def _requant_signed(ctx: NodeContext, x: SSAValue, xz: int, scale: float | Seque
     zp = t.zp - off
     same = not per_channel and isinstance(scale, float) and abs(scale - 1.0) < 1e-9 and xz == zp and _kind(x) is signed
     y = x if same else requantize(ctx, x, xz, scale, signed, zp, per_channel=per_channel)
+    if lo is None and t.relu:
+        lo = 0.0
     rlo, rhi = _RANGE[signed]
     qlo = rlo if lo is None else max(rlo, min(rhi, zp + int(np.rint(lo / t.scale))))
     qhi = rhi if hi is None else min(rhi, max(rlo, zp + int(np.rint(hi / t.scale))))
@@ -1459,13 +1461,11 @@ def dyn_conv_i32(ctx: NodeContext, x_idx: int, xz_idx: int, w_idx: int, wz_idx: 
         return acc, k
     ones = TensorValue.constant(np.ones((1, *wv.shape[1:]), np.int8))
     wsum, _ = conv_i32(ctx, x16, 0, ones, 0, None)  # [N, OH, OW, 1]
-    m = wv.shape[0]
     if ctx.has_input(wz_idx):
         wz = _param(ctx, wz_idx, 4, 3, I32)  # [1, 1, 1, M] or [1, 1, 1, 1]
         corr = _emit(ctx, SubOp, [_scalar_const(ctx, off, I32, 4), wz], I32)
     else:
         corr = _scalar_const(ctx, off, I32, 4)
-    del m
     return _emit(ctx, AddOp, [acc, _emit(ctx, MulOp, [wsum, corr], I32, shift=0)], I32), k
 
 

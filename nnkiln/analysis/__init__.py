@@ -1,0 +1,1 @@
+"""Analyses shared by passes (liveness)."""

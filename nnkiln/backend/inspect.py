@@ -1,0 +1,46 @@
+"""``describe(blob)``: a blob as plain JSON-ready data (``nnkiln inspect --json``). No xDSL.
+
+Every buffer with memory, io index, offset, size, dtype, shape, alias (view base), producing task
+(first task writing it) and last consuming task (last task, in blob order, reading it); every task
+with executor, executor index, kernel, attrs, post-ops, inputs, outputs, waits, updates; every
+barrier record with its physical id, counts and the tasks that update / wait on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nnkiln.backend.blob_format import VERSION_MAJOR, VERSION_MINOR, Blob, _to_json
+
+
+def describe(blob: Blob) -> dict[str, Any]:
+    producer: dict[int, int] = {}
+    consumer: dict[int, int] = {}
+    for i, t in enumerate(blob.tasks):
+        for o in t.outs:
+            producer.setdefault(o, i)
+        for j in t.ins:
+            consumer[j] = i
+    buffers = [{
+        "index": i, "memory": b.memory.name.lower(), "io_index": b.index, "offset": b.offset, "size": b.size,
+        "dtype": b.kind.value, "shape": list(b.shape), "alias_of": None if b.alias_of < 0 else b.alias_of,
+        "producer": producer.get(i), "last_consumer": consumer.get(i),
+    } for i, b in enumerate(blob.buffers)]
+    tasks = [{
+        "index": i, "executor": t.executor, "executor_index": t.executor_index, "kernel": t.kernel,
+        "attrs": _to_json(t.args.get("attrs", {})), "post_ops": _to_json(t.args.get("post_ops", [])),
+        "inputs": list(t.ins), "outputs": list(t.outs), "waits": list(t.waits), "updates": list(t.updates),
+    } for i, t in enumerate(blob.tasks)]
+    barriers = [{
+        "index": i, "physical_id": b.physical_id, "producers": b.producers, "consumers": b.consumers,
+        "producer_tasks": [j for j, t in enumerate(blob.tasks) if i in t.updates],
+        "consumer_tasks": [j for j, t in enumerate(blob.tasks) if i in t.waits],
+    } for i, b in enumerate(blob.barriers)]
+    io = [{"name": d.name, "direction": "output" if d.is_output else "input", "dtype": d.kind.value,
+           "shape": list(d.shape), "buffer": d.buffer} for d in (*blob.inputs, *blob.outputs)]
+    return {"version": f"{VERSION_MAJOR}.{VERSION_MINOR}", "metadata": _to_json(blob.metadata),
+            "constants_bytes": len(blob.constants), "io": io, "buffers": buffers, "tasks": tasks,
+            "barriers": barriers}
+
+
+__all__ = ["describe"]

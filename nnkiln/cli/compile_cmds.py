@@ -1,0 +1,209 @@
+"""Command-line commands of the lower levels: ``compile``, ``inspect`` and ``run`` of a ``.kiln`` blob.
+
+- ``nnkiln compile MODEL -o model.kiln [--target cpu] [--pipeline default] [--threads N]
+  [--print-ir-after-all] [--emit rt]``: MODEL is ``.mlir``/``.onnx``/... (``nnkiln.load``); writes the
+  blob (or, with ``--emit rt``, the rt-level IR as text).
+- ``nnkiln inspect model.kiln [--json]``: validates the blob and prints every buffer (memory, offset,
+  size, producing task, last consuming task), task (executor, kernel, inputs, outputs, waits,
+  updates) and barrier; ``--json`` prints the same as JSON (``nnkiln.backend.inspect.describe``).
+- ``nnkiln run model.kiln --input name=file.npy ... [--output out.npz] [--print-values]``: runs a
+  blob with the runtime (no xDSL import).
+
+Each ``*_main(argv)`` returns the exit code; a deliberate error is one line on stderr with the exit
+code of its class (``nnkiln.errors``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+from nnkiln.errors import InputError, NnkilnError
+
+
+def _guard(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    try:
+        return fn(args)
+    except NnkilnError as err:
+        describe = getattr(err, "describe", None)
+        sys.stderr.write(f"error: {describe() if callable(describe) else err}\n")
+        return err.exit_code
+
+
+# -- compile ------------------------------------------------------------------------------------------
+
+
+def compile_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="nnkiln compile", description="compile a model to a .kiln blob")
+    p.add_argument("model", help="model file (.mlir, .onnx, ...)")
+    p.add_argument("-o", "--output", required=True, help="output blob (.kiln), or '-' with --emit rt")
+    p.add_argument("--target", default="cpu")
+    p.add_argument("--pipeline", default="default")
+    p.add_argument("--threads", type=int, default=None, help="number of cpu executors (default: cpu count)")
+    p.add_argument("--shape", action="append", default=[], help="bind input dims: name=1,3,224,224")
+    p.add_argument("--print-ir-after-all", action="store_true")
+    p.add_argument("--timing", action="store_true", help="print the time of each pass")
+    p.add_argument("--emit", choices=("blob", "rt"), default="blob")
+    return p
+
+
+def _shapes(specs: Sequence[str]) -> dict[str, list[int]] | None:
+    if not specs:
+        return None
+    out = {}
+    for s in specs:
+        name, sep, dims = s.partition("=")
+        try:
+            out[name] = [int(d) for d in dims.split(",")] if sep and name else None
+        except ValueError:
+            out[name] = None
+        if out[name] is None:
+            raise InputError(f"--shape '{s}': expected NAME=D0,D1,...")
+    return out  # type: ignore[return-value]
+
+
+def _compile(args: argparse.Namespace) -> int:
+    import time
+
+    import nnkiln
+    from nnkiln.backend.blob_format import encode
+    from nnkiln.backend.writer import blob_from_module
+    from nnkiln.compiler import compile_to_rt
+
+    start = time.perf_counter()
+    module = nnkiln.load(args.model, _shapes(args.shape))
+    rt = compile_to_rt(module, args.target, args.pipeline, args.threads,
+                       print_ir_after_all=args.print_ir_after_all, timing=args.timing)
+    if args.emit == "rt":
+        from nnkiln.ir.text import print_module
+
+        text = print_module(rt)
+        if args.output == "-":
+            sys.stdout.write(text)
+        else:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        return 0
+    blob = blob_from_module(rt, target=args.target, pipeline=args.pipeline)
+    blob.metadata["compile_seconds"] = time.perf_counter() - start
+    raw = encode(blob)
+    try:
+        with open(args.output, "wb") as f:
+            f.write(raw)
+    except OSError as err:
+        raise InputError(f"{args.output}: cannot write: {err}") from None
+    m = blob.metadata
+    print(f"{args.model}: compiled to {args.output} ({len(raw)} bytes, {len(blob.tasks)} tasks, "
+          f"arena {m['arena_bytes']} bytes, lower bound {m['arena_lower_bound_bytes']} bytes, "
+          f"{m['compile_seconds']:.3f} s)")
+    return 0
+
+
+def compile_main(argv: Sequence[str]) -> int:
+    """``nnkiln compile ...``"""
+    return _guard(_compile, compile_parser().parse_args(list(argv)))
+
+
+# -- inspect ------------------------------------------------------------------------------------------
+
+
+def inspect_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="nnkiln inspect", description="validate and describe a .kiln blob")
+    p.add_argument("blob")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    return p
+
+
+def _read_blob(path: str):  # noqa: ANN202
+    from nnkiln.backend.blob_format import decode
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err}") from None
+    return decode(raw)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from nnkiln.backend.inspect import describe
+
+    d = describe(_read_blob(args.blob))
+    if args.json:
+        json.dump(d, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    m = d["metadata"]
+    print(f"blob {args.blob}: version {d['version']}, target {m.get('target')}, pipeline {m.get('pipeline')}, "
+          f"arena {m['arena_bytes']} bytes (lower bound {m['arena_lower_bound_bytes']}), "
+          f"constants {d['constants_bytes']} bytes")
+    for io in d["io"]:
+        print(f"  {io['direction']:6} {io['name']}: {io['dtype']}{io['shape']} -> buffer {io['buffer']}")
+    print(f"buffers ({len(d['buffers'])}):")
+    for b in d["buffers"]:
+        alias = f" view of {b['alias_of']}" if b["alias_of"] is not None else ""
+        print(f"  #{b['index']:<4} {b['memory']:8} [{b['offset']}, {b['offset'] + b['size']}) "
+              f"{b['dtype']}{b['shape']}{alias} producer={b['producer']} last_consumer={b['last_consumer']}")
+    print(f"tasks ({len(d['tasks'])}):")
+    for t in d["tasks"]:
+        print(f"  #{t['index']:<4} {t['executor']}[{t['executor_index']}] {t['kernel']} in={t['inputs']} "
+              f"out={t['outputs']} waits={t['waits']} updates={t['updates']}"
+              + (f" post_ops={[p['kernel'] for p in t['post_ops']]}" if t["post_ops"] else ""))
+    print(f"barriers ({len(d['barriers'])}):")
+    for b in d["barriers"]:
+        print(f"  #{b['index']:<4} physical {b['physical_id']} producers={b['producer_tasks']} "
+              f"consumers={b['consumer_tasks']}")
+    return 0
+
+
+def inspect_main(argv: Sequence[str]) -> int:
+    """``nnkiln inspect model.kiln [--json]``"""
+    return _guard(_inspect, inspect_parser().parse_args(list(argv)))
+
+
+# -- run a blob ---------------------------------------------------------------------------------------
+
+
+def run_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="nnkiln run", description="run a compiled .kiln blob")
+    p.add_argument("blob")
+    p.add_argument("--input", action="append", default=[], help="name=file.npy, name=file.npz or file.npz")
+    p.add_argument("--output", default=None, help="write outputs to .npz (or .npy for one output)")
+    p.add_argument("--print-values", action="store_true")
+    p.add_argument("--stats", action="store_true", help="print the executable's stats")
+    return p
+
+
+def _run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from nnkiln.runtime import load_blob
+    from nnkiln.runtime.io import load_inputs, save_outputs
+
+    exe = load_blob(args.blob)
+    outputs = exe.run(load_inputs(args.input))
+    for name, arr in outputs.items():
+        a = np.asarray(arr)
+        stats = ""
+        if a.size and a.dtype.kind in "biuf":
+            af = a.astype(np.float64)
+            stats = f" min={af.min():.6g} max={af.max():.6g} mean={af.mean():.6g}"
+        print(f"{name}: {a.dtype}{list(a.shape)}{stats}")
+        if args.print_values:
+            print(np.array2string(a, threshold=64))
+    if args.stats:
+        print(json.dumps(exe.stats, indent=1))
+    if args.output:
+        save_outputs(outputs, args.output)
+        print(f"outputs saved to {args.output}")
+    return 0
+
+
+def run_main(argv: Sequence[str]) -> int:
+    """``nnkiln run model.kiln --input ...``"""
+    return _guard(_run, run_parser().parse_args(list(argv)))
+
+
+__all__ = ["compile_main", "inspect_main", "run_main"]

@@ -1,0 +1,189 @@
+"""``wrap-into-async-regions`` (= conversion ``buf-to-async``, architecture spec §3.3 "async regions").
+
+What: every ``buf.kernel`` / ``buf.copy`` becomes the body of its own ``async.execute`` on an executor
+instance chosen by a list scheduler; the executes' order in the IR is the schedule order.
+
+- Aliases: results of kernels/copies/``buf.concat_view`` are replaced by the buffers they alias
+  (their ``outs``), so every task names outer buffers (allocations, constants, arguments).
+- Views (``buf.reshape``/``buf.subview``) are cloned into each task that uses them (a task is
+  self-contained); ``buf.alloc``/``buf.const`` stay at the top of the function.
+- Dependencies: a task depends on every earlier task that wrote a buffer it reads (RAW) or writes
+  (WAW), and on every earlier task that read a buffer it writes (WAR); buffers are compared by their
+  base (views resolved). ``optimize-async-deps`` removes the redundant ones.
+- Scheduling: the compute executors of the target (``threads`` overrides their count; 0 = the
+  target's). A task's cost is an estimate (multiply-accumulates for conv/matmul-like kernels, else
+  bytes moved); priority = the longest cost path from the task to the end (bottom level). List
+  scheduling: repeatedly take the ready task that can start earliest (ties: higher priority), put it
+  on the executor instance that becomes free first.
+- ``async.await_all`` of the tokens nobody waits for is placed before ``func.return``.
+
+Legal before: buf IR (``tosa-to-buf``), one block per function. After: async IR; every kernel/copy
+is inside an ``async.execute``; token dependencies cover every RAW/WAR/WAW hazard.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from nnkiln.dialects.async_ import AwaitAllOp, ExecuteOp, YieldOp
+from nnkiln.dialects.buf import ConcatViewOp, CopyOp, KernelOp, ReshapeOp, SubviewOp, base_buffer, byte_size
+
+TASK_OPS = (KernelOp, CopyOp)
+VIEW_OPS = (ReshapeOp, SubviewOp)
+
+
+@dataclass
+class Task:
+    op: Operation
+    reads: set[SSAValue]
+    writes: set[SSAValue]
+    cost: float
+    deps: set[int] = field(default_factory=set)
+    priority: float = 0.0
+
+
+def estimate_cost(op: Operation) -> float:
+    """Rough work of a task: MACs for conv/matmul-like kernels, else bytes read and written."""
+    moved = float(sum(byte_size(v.type) for v in op.operands))
+    if isinstance(op, KernelOp) and op.kernel.data in ("tosa.conv2d", "tosa.depthwise_conv2d", "tosa.conv3d",
+                                                        "tosa.transpose_conv2d", "tosa.fully_connected",
+                                                        "tosa.matmul"):
+        out = op.outs[0].type
+        n_out = 1
+        for d in out.get_shape():  # type: ignore[attr-defined]
+            n_out *= d
+        w = op.ins[1].type if op.kernel.data != "tosa.matmul" else op.ins[0].type
+        shape = list(w.get_shape())  # type: ignore[attr-defined]
+        k = shape[-1] if op.kernel.data != "tosa.depthwise_conv2d" else 1
+        for d in shape[1:-1] if op.kernel.data != "tosa.fully_connected" else []:
+            k *= d
+        return moved + float(n_out * k)
+    return moved
+
+
+def build_tasks(ops: list[Operation]) -> list[Task]:
+    tasks: list[Task] = []
+    last_writers: dict[SSAValue, list[int]] = {}
+    readers: dict[SSAValue, list[int]] = {}
+    for i, op in enumerate(ops):
+        ins = op.ins if isinstance(op, TASK_OPS) else []  # type: ignore[attr-defined]
+        outs = op.outs if isinstance(op, TASK_OPS) else []  # type: ignore[attr-defined]
+        t = Task(op, {base_buffer(v) for v in ins}, {base_buffer(v) for v in outs}, estimate_cost(op))
+        for b in t.reads | t.writes:
+            t.deps.update(last_writers.get(b, ()))
+        for b in t.writes:
+            t.deps.update(readers.get(b, ()))
+        t.deps.discard(i)
+        for b in t.reads:
+            readers.setdefault(b, []).append(i)
+        for b in t.writes:
+            last_writers.setdefault(b, []).append(i)
+        tasks.append(t)
+    return tasks
+
+
+def list_schedule(tasks: list[Task], instances: int) -> list[tuple[int, int]]:
+    """(task index, executor instance) in schedule order."""
+    users: list[list[int]] = [[] for _ in tasks]
+    for i, t in enumerate(tasks):
+        for d in t.deps:
+            users[d].append(i)
+    for i in reversed(range(len(tasks))):
+        tasks[i].priority = tasks[i].cost + max((tasks[u].priority for u in users[i]), default=0.0)
+    free = [(0.0, k) for k in range(instances)]
+    finish: dict[int, float] = {}
+    waiting = [len(t.deps) for t in tasks]
+    ready = [i for i, n in enumerate(waiting) if n == 0]
+    order: list[tuple[int, int]] = []
+    while ready:
+        earliest_free, inst = free[0]
+        best = min(ready, key=lambda i: (max([earliest_free] + [finish[d] for d in tasks[i].deps]),
+                                         -tasks[i].priority, i))
+        ready.remove(best)
+        start = max([earliest_free] + [finish[d] for d in tasks[best].deps])
+        finish[best] = start + tasks[best].cost
+        heapq.heapreplace(free, (finish[best], inst))
+        order.append((best, inst))
+        for u in users[best]:
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                ready.append(u)
+    assert len(order) == len(tasks), "dependency cycle"
+    return order
+
+
+def _clone_views(value: SSAValue, body: Block, cache: dict[SSAValue, SSAValue]) -> SSAValue:
+    """``value`` usable inside ``body``: view chains are cloned into it."""
+    if value in cache:
+        return cache[value]
+    owner = value.owner
+    if isinstance(owner, VIEW_OPS):
+        src = _clone_views(owner.source, body, cache)
+        clone = owner.clone()
+        clone.operands = [src]
+        body.add_op(clone)
+        cache[value] = clone.results[0]
+        return clone.results[0]
+    return value
+
+
+def wrap_function(func: FuncOp, executor: str, instances: int) -> None:
+    block = func.body.block
+    for op in list(block.ops):  # results → the buffers they alias
+        if isinstance(op, (*TASK_OPS, ConcatViewOp)):
+            for r, o in zip(op.results, op.outs):  # type: ignore[attr-defined]
+                r.replace_all_uses_with(o)
+            if isinstance(op, ConcatViewOp):
+                op.detach()
+                op.erase()
+    task_ops = [op for op in block.ops if isinstance(op, TASK_OPS)]
+    tasks = build_tasks(task_ops)
+    order = list_schedule(tasks, instances)
+    ret = block.last_op
+    assert isinstance(ret, ReturnOp)
+    tokens: dict[int, SSAValue] = {}
+    consumed: set[int] = set()
+    for i, inst in order:
+        op = tasks[i].op
+        op.detach()
+        ex = ExecuteOp([tokens[d] for d in sorted(tasks[i].deps, key=lambda d: [o for o, _ in order].index(d))],
+                       executor, inst)
+        body = ex.body.block
+        cache: dict[SSAValue, SSAValue] = {}
+        op.operands = [_clone_views(v, body, cache) for v in op.operands]
+        body.add_op(op)
+        body.add_op(YieldOp())
+        block.insert_op_before(ex, ret)
+        tokens[i] = ex.token
+        consumed.update(tasks[i].deps)
+    sinks = [tokens[i] for i, _ in order if i not in consumed]
+    if sinks:
+        block.insert_op_before(AwaitAllOp(sinks), ret)
+    for op in reversed(list(block.ops)):  # top-level views are now unused
+        if isinstance(op, VIEW_OPS) and not op.results[0].uses:
+            op.detach()
+            op.erase()
+
+
+@dataclass(frozen=True)
+class WrapIntoAsyncRegions(ModulePass):
+    """Wrap each kernel/copy into an ``async.execute`` scheduled on the target's compute executors."""
+
+    name = "wrap-into-async-regions"
+    target: str = "cpu"
+    threads: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from nnkiln.targets import get_target
+
+        target = get_target(self.target, self.threads or None)
+        ex = target.compute_executors()[0]
+        for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
+            wrap_function(func, ex.name, ex.count)

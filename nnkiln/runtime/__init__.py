@@ -1,0 +1,11 @@
+"""L0 runtime: loads a blob (full validation) and executes it with numpy kernels. Imports no xDSL.
+
+``load_blob(bytes | path) -> Executable``; ``Executable.run(inputs) -> outputs`` (by name),
+``.save(path)``, ``Executable.load(path)``, ``.stats``.
+"""
+
+from __future__ import annotations
+
+from nnkiln.runtime.executable import Executable, load_blob
+
+__all__ = ["Executable", "load_blob"]

@@ -1,0 +1,1 @@
+"""Passes on the ``buf`` level (L2)."""

@@ -1,0 +1,132 @@
+"""``fuse-post-ops``: fold an elementwise kernel into the kernel that produces its input.
+
+What: ``%r = buf.kernel P ... outs(%tmp)`` whose result's sole user is an elementwise
+``buf.kernel E ins(%r[, %other]) outs(%o)`` becomes ``buf.kernel P ins(..., [%other]) outs(%o)
+{post_ops = [..., {kernel = E, attrs = E's attrs[, operand = index of %other in ins]}]}``; ``E`` and
+``%tmp`` disappear. Repeats, so conv → add → clamp becomes one kernel with two post-ops.
+
+Fusable producers: ``tosa.conv2d``, ``tosa.depthwise_conv2d``, ``tosa.fully_connected``,
+``tosa.matmul``, ``tosa.avg_pool2d`` with a FLOAT output (f32/f16/bf16). Integer producers are not
+fused: their i32 accumulators are usually followed by ``tosa.rescale`` whose rounding must be applied
+to exactly the accumulator the reference computes; keeping them separate keeps that bit-exactness
+trivially true. ``tosa.rescale`` is listed as a fusable post-op for completeness but never meets a
+float producer.
+Fusable post-ops: ``tosa.clamp``, ``tosa.sigmoid``, ``tosa.tanh``, ``tosa.rescale`` (one input) and
+``tosa.add``/``tosa.mul`` whose other operand is a constant or has the output's shape (so the
+post-op is a plain elementwise op, possibly broadcasting a constant) and is defined before the
+producer (so reading it earlier is safe).
+
+Conditions: the producer writes one freshly allocated buffer used by nothing else; the post-op's
+output has the producer output's type. Why: one pass over the output instead of two (cache
+traffic). Legal before: buf IR from ``tosa-to-buf``. After: the same with fewer kernels; the values
+of every buffer still read are unchanged (post-ops are applied in order, as the elementwise kernels were).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from nnkiln.dialects.buf import AllocOp, ConstOp, KernelOp, ReshapeOp
+from nnkiln.kinds import FLOAT_KINDS
+
+PRODUCERS = frozenset({"tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected", "tosa.matmul", "tosa.avg_pool2d"})
+UNARY_POST_OPS = frozenset({"tosa.clamp", "tosa.sigmoid", "tosa.tanh", "tosa.rescale"})
+BINARY_POST_OPS = frozenset({"tosa.add", "tosa.mul"})
+
+
+def _before(value: SSAValue, op: Operation) -> bool:
+    """``value`` is available where ``op`` is (a block argument or defined earlier in the same block)."""
+    owner = value.owner
+    if isinstance(owner, Block):
+        return True
+    return owner.parent is op.parent and owner.parent is not None and \
+        owner.parent.get_operation_index(owner) < op.parent.get_operation_index(op)  # type: ignore[union-attr]
+
+
+def _is_const(value: SSAValue) -> bool:
+    while isinstance(value.owner, ReshapeOp):
+        value = value.owner.source
+    return isinstance(value.owner, ConstOp)
+
+
+def _fusable(p: KernelOp) -> tuple[KernelOp, int | None] | None:
+    """The elementwise user of ``p`` and the index in its ins of the extra operand, if fusable."""
+    from nnkiln.dialects.tosa.base import kind_of
+
+    if p.kernel.data not in PRODUCERS or len(p.outs) != 1 or kind_of(p.outs[0].type.element_type) not in FLOAT_KINDS:
+        return None
+    tmp = p.outs[0]
+    if not isinstance(tmp.owner, AllocOp) or not tmp.has_one_use() or not p.results[0].has_one_use():
+        return None
+    e = p.results[0].get_user_of_unique_use()
+    if not isinstance(e, KernelOp) or e.post_ops is not None or len(e.outs) != 1 or e.outs[0].type != tmp.type:
+        return None
+    r = p.results[0]
+    if e.kernel.data in UNARY_POST_OPS and list(e.ins) == [r]:
+        return e, None
+    if e.kernel.data in BINARY_POST_OPS and len(e.ins) == 2 and r in e.ins:
+        other = e.ins[1] if e.ins[0] is r else e.ins[0]
+        if other is r or not _before(other, p):
+            return None
+        if _is_const(other) or other.type.get_shape() == tmp.type.get_shape():  # type: ignore[attr-defined]
+            return e, 1 if e.ins[0] is r else 0
+    return None
+
+
+def _hoist_output(out: SSAValue, p: KernelOp) -> bool:
+    """Make ``out`` (the post-op's output buffer) available before ``p``; False if impossible."""
+    if _before(out, p):
+        return True
+    owner = out.owner
+    if isinstance(owner, AllocOp) or (isinstance(owner, ReshapeOp) and _before(owner.source, p)):
+        owner.detach()
+        p.parent.insert_op_before(owner, p)  # type: ignore[union-attr]
+        return True
+    return False
+
+
+def fuse_once(block: Block) -> bool:
+    for p in list(block.ops):
+        if not isinstance(p, KernelOp):
+            continue
+        found = _fusable(p)
+        if found is None:
+            continue
+        e, other_index = found
+        out = e.outs[0]
+        if not _hoist_output(out, p):
+            continue
+        ins = list(p.ins)
+        post: dict[str, object] = {"kernel": StringAttr(e.kernel.data), "attrs": e.attrs}
+        if other_index is not None:
+            ins.append(e.ins[other_index])
+            post["operand"] = IntegerAttr(len(ins) - 1, i64)
+        old_posts = list(p.post_ops.data) if p.post_ops else []
+        fused = KernelOp(p.kernel.data, ins, [out], p.attrs, old_posts + [DictionaryAttr(post)])  # type: ignore[arg-type]
+        fused.attributes.update(p.attributes)
+        block.insert_op_before(fused, p)
+        e.results[0].replace_all_uses_with(fused.results[0])
+        tmp = p.outs[0].owner
+        Rewriter.erase_op(e)
+        Rewriter.erase_op(p)
+        Rewriter.erase_op(tmp)  # type: ignore[arg-type]
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class FusePostOps(ModulePass):
+    """Fuse elementwise kernels into float conv/depthwise/fully_connected/matmul/avg_pool producers."""
+
+    name = "fuse-post-ops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for block in [b for o in op.walk() for r in o.regions for b in r.blocks]:
+            while fuse_once(block):
+                pass

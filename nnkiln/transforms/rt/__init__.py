@@ -1,0 +1,1 @@
+"""Passes on the ``rt`` level (L1)."""
