@@ -9,7 +9,8 @@ constants are emitted once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,24 @@ class GraphBuilder:
         self.builder.insert(op)
         self._consts[key] = op.results[0]
         return op.results[0]
+
+    # -- nested regions ---------------------------------------------------------------------------
+
+    @contextmanager
+    def region(self, arg_types: Sequence[Attribute]) -> Iterator[Block]:
+        """Build into a fresh block (a region body of a control-flow op) until the ``with`` ends.
+
+        The insertion point and the constant cache are swapped, so constants used inside the (isolated)
+        region are defined inside it; both are restored afterwards.
+        """
+        saved = (self.builder, self._consts, self.node)
+        block = Block(arg_types=list(arg_types))
+        self.builder = Builder(InsertPoint.at_end(block))
+        self._consts = {}
+        try:
+            yield block
+        finally:
+            self.builder, self._consts, self.node = saved
 
     # -- finishing --------------------------------------------------------------------------------
 

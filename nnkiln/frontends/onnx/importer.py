@@ -203,6 +203,7 @@ class OnnxImporter:
         self.values: dict[str, TensorValue | None] = {}
         self.node_index = 0
         self.g: GraphBuilder | None = None
+        self._consumers: dict[str, list[Any]] | None = None
 
     # -- driver -----------------------------------------------------------------------------------
 
@@ -260,7 +261,7 @@ class OnnxImporter:
             if ctx.opset < 7:
                 self._legacy_broadcast(ctx)
             try:
-                results = lowerings[node.op_type](ctx)
+                results = self._lower(ctx, lowerings)
             except (NnkilnError, RecursionError, MemoryError):
                 raise
             except Exception as err:  # a lowering bug or an input it did not anticipate: name the node
@@ -271,6 +272,35 @@ class OnnxImporter:
             for name, res in zip(outs, results):
                 if name:
                     self.values[name] = self._as_value(res)
+
+    def _lower(self, ctx: NodeContext, lowerings: Mapping[str, Lowering]) -> Sequence[Any]:
+        from nnkiln.frontends.onnx.lowerings import FUSIONS
+
+        for pattern in FUSIONS.get(ctx.op_type, ()):
+            results = pattern(ctx)
+            if results is not None:
+                return results
+        return lowerings[ctx.op_type](ctx)
+
+    # -- graph structure (for patterns that look beyond one node) ------------------------------------
+
+    def consumers(self, name: str) -> list[Any]:
+        """The nodes of the top-level graph that read value ``name`` (sub-graph reads count as the
+        node holding the sub-graph)."""
+        if self._consumers is None:
+            self._consumers = {}
+            for node in self.model.proto.graph.node:  # type: ignore[attr-defined]
+                names = [n for n in node.input if n]
+                for a in node.attribute:
+                    for sub in list(a.graphs) + ([a.g] if a.HasField("g") else []):
+                        names.extend(_free_names(sub))
+                for n in dict.fromkeys(names):
+                    self._consumers.setdefault(n, []).append(node)
+        return self._consumers.get(name, [])
+
+    @property
+    def graph_outputs(self) -> set[str]:
+        return {o.name for o in self.model.proto.graph.output}  # type: ignore[attr-defined]
 
     def _legacy_broadcast(self, ctx: NodeContext) -> None:
         """Opsets 1-6: ``broadcast=1`` aligns input B to input A at ``axis`` (default: the trailing dims),
@@ -432,6 +462,21 @@ class OnnxImporter:
             raise FrontendError(
                 f"{len(counts)} unsupported operator type(s) in the model:\n" + "\n".join(lines), file=self.file
             )
+
+
+def _free_names(graph: Any) -> set[str]:
+    """Values a (sub-)graph reads from enclosing scopes."""
+    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    free: set[str] = set()
+    for node in graph.node:
+        for n in node.input:
+            if n and n not in defined:
+                free.add(n)
+        for a in node.attribute:
+            for sub in list(a.graphs) + ([a.g] if a.HasField("g") else []):
+                free.update(n for n in _free_names(sub) if n not in defined)
+        defined.update(o for o in node.output if o)
+    return free
 
 
 def load_onnx(

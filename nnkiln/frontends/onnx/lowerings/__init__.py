@@ -14,6 +14,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 LOWERINGS: dict[str, Callable[[Any], Sequence[Any]]] = {}
+FUSIONS: dict[str, list[Callable[[Any], Sequence[Any] | None]]] = {}
+"""Per op type, patterns tried before the lowering (e.g. QDQ fusion): each returns the node's results,
+or None to decline."""
 
 
 def lowering(*op_types: str) -> Callable[[Callable[[Any], Sequence[Any]]], Callable[[Any], Sequence[Any]]]:
@@ -22,6 +25,17 @@ def lowering(*op_types: str) -> Callable[[Callable[[Any], Sequence[Any]]], Calla
     def register(fn: Callable[[Any], Sequence[Any]]) -> Callable[[Any], Sequence[Any]]:
         for name in op_types:
             LOWERINGS[name] = fn
+        return fn
+
+    return register
+
+
+def fusion(*op_types: str) -> Callable[[Callable[[Any], Sequence[Any] | None]], Callable[[Any], Sequence[Any] | None]]:
+    """Register a pattern tried before the lowering of the given op types (it may return None)."""
+
+    def register(fn: Callable[[Any], Sequence[Any] | None]) -> Callable[[Any], Sequence[Any] | None]:
+        for name in op_types:
+            FUSIONS.setdefault(name, []).append(fn)
         return fn
 
     return register
