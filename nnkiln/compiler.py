@@ -21,7 +21,7 @@ def pipeline_passes(pipeline: str, target: Any) -> list[Any]:
     """The passes of pipeline ``pipeline`` for ``target`` (asks ``nnkiln.pipelines``)."""
     import nnkiln.pipelines as pipelines
 
-    for fn_name in ("get_pipeline", "pipeline_passes", "build_pipeline", "passes_for"):
+    for fn_name in ("pipeline", "get_pipeline", "pipeline_passes", "build_pipeline", "passes_for"):
         fn = getattr(pipelines, fn_name, None)
         if callable(fn):
             return list(fn(pipeline, target))

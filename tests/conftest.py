@@ -11,3 +11,14 @@ from nnkiln.ir.context import make_context
 def ctx():
     """A fresh xDSL context with all nnkiln dialects loaded."""
     return make_context()
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: ANN001
+    """Test modules are imported by basename (pytest's default 'prepend' mode, no __init__.py files):
+    two test files with the same name would shadow each other, so refuse that early."""
+    seen: dict[str, str] = {}
+    for item in items:
+        path = str(item.fspath)
+        base = path.rsplit("/", 1)[-1]
+        if seen.setdefault(base, path) != path:
+            raise pytest.UsageError(f"two test modules named {base}: {seen[base]} and {path}; rename one")

@@ -31,7 +31,8 @@ Section table (``num_sections`` entries of 32 bytes, at offset 64)::
     24 4  u32 crc32  (CRC-32 of the section's bytes, zlib polynomial)
     28 4  u32 reserved, zero
 
-Every kind appears exactly once; sections lie after the table, inside the file, and do not overlap.
+Every kind appears exactly once; sections lie after the table, inside the file, and do not overlap;
+every byte outside the header, the table and the sections (alignment padding) is zero.
 
 STRINGS: UTF-8 bytes referenced by ``strref``s.
 
@@ -319,7 +320,10 @@ def decode_args(text: str) -> dict[str, Any]:
         op = p.get("operand")
         if op is not None and (not isinstance(op, int) or isinstance(op, bool)):
             raise ValueError(f"bad post-op operand {op!r}")
-        result["post_ops"].append({"kernel": p["kernel"], "attrs": _from_json(p.get("attrs", {})), "operand": op})
+        entry = {"kernel": p["kernel"], "attrs": _from_json(p.get("attrs", {}))}
+        if op is not None:
+            entry["operand"] = op
+        result["post_ops"].append(entry)
     for k, v in value.items():
         if k not in ("attrs", "post_ops"):
             result[k] = _from_json(v)
@@ -533,6 +537,11 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 
     for (a0, a1, an), (b0, b1, bn) in zip(spans, spans[1:]):
         if b0 < a1:
             raise _fail(f"sections {an} and {bn} overlap")
+    gap_start = table_end
+    for a0, a1, _ in (*spans, (len(mv), len(mv), "end")):
+        if a0 > gap_start and any(bytes(mv[gap_start:a0])):
+            raise _fail(f"padding bytes [{gap_start}, {a0}) are not zero")
+        gap_start = max(gap_start, a1)
 
     strings = secs[SectionKind.STRINGS]
     constants = secs[SectionKind.CONSTANTS]
@@ -671,7 +680,7 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 
         if len(set(waits)) != len(waits) or len(set(updates)) != len(updates) or set(waits) & set(updates):
             raise _fail(f"{what} ({kernel}): repeated barrier in waits {list(waits)} / updates {list(updates)}")
         for p in args["post_ops"]:
-            if p["operand"] is not None and not 0 <= p["operand"] < len(ins):
+            if p.get("operand") is not None and not 0 <= p["operand"] < len(ins):
                 raise _fail(f"{what} ({kernel}): post-op operand {p['operand']} is outside its {len(ins)} ins")
         for j in waits:
             consumed[j] += 1

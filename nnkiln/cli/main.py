@@ -167,6 +167,16 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
+    if args.file.endswith(".kiln"):  # a compiled blob: the runtime, not the reference interpreter
+        from nnkiln.cli.compile_cmds import run_main
+
+        argv = [args.file, *[f"--input={i}" for i in args.input or []]]
+        if args.output:
+            argv.append(f"--output={args.output}")
+        if args.print_values:
+            argv.append("--print-values")
+        return run_main(argv)
+
     from nnkiln.frontends import load
     from nnkiln.reference import interpreter
 
@@ -197,6 +207,27 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     from nnkiln import conformance
 
     return conformance.main([args.dir, *args.rest])
+
+
+# -- compile, inspect, export ---------------------------------------------------------------------------
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from nnkiln.cli.compile_cmds import compile_main
+
+    return compile_main(args.rest)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from nnkiln.cli.compile_cmds import inspect_main
+
+    return inspect_main(args.rest)
+
+
+def cmd_export_tosa1(args: argparse.Namespace) -> int:
+    from nnkiln.frontends.tosa1.export import export_main
+
+    return export_main(args.rest)
 
 
 # -- check-nnef -------------------------------------------------------------------------------------
@@ -249,6 +280,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--print-values", action="store_true")
     run.set_defaults(fn=cmd_run)
 
+    comp = sub.add_parser("compile", help="compile a model to a blob: nnkiln compile MODEL -o model.kiln "
+                          "[--target cpu] [--pipeline default] [--threads N] [--print-ir-after-all]", add_help=False)
+    comp.add_argument("rest", nargs=argparse.REMAINDER)
+    comp.set_defaults(fn=cmd_compile)
+
+    insp = sub.add_parser("inspect", help="print a compiled blob's buffers, tasks and barriers: nnkiln inspect model.kiln [--json]",
+                          add_help=False)
+    insp.add_argument("rest", nargs=argparse.REMAINDER)
+    insp.set_defaults(fn=cmd_inspect)
+
+    exp = sub.add_parser("export-tosa1", help="write a TOSA 0.30 .mlir file as TOSA 1.x MLIR (generic form): "
+                         "nnkiln export-tosa1 FILE.mlir [-o out.mlir]", add_help=False)
+    exp.add_argument("rest", nargs=argparse.REMAINDER)
+    exp.set_defaults(fn=cmd_export_tosa1)
+
     nnef = sub.add_parser("check-nnef", help="parse and check an NNEF document, folder or .tgz (exit 0 valid, 1 invalid)")
     nnef.add_argument("path")
     nnef.add_argument("--lenient", action="store_true", help="accept the known defects of the spec's own examples")
@@ -261,8 +307,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+_PASSTHROUGH = {"compile": cmd_compile, "inspect": cmd_inspect, "export-tosa1": cmd_export_tosa1}
+"""Subcommands whose own parsers (in other modules) read the rest of the command line."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in _PASSTHROUGH:
+        args = argparse.Namespace(fn=_PASSTHROUGH[argv[0]], rest=argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
     try:
         return int(args.fn(args) or 0)
     except NnkilnError as err:

@@ -23,7 +23,6 @@ is inside an ``async.execute``; token dependencies cover every RAW/WAR/WAW hazar
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -97,19 +96,27 @@ def list_schedule(tasks: list[Task], instances: int) -> list[tuple[int, int]]:
             users[d].append(i)
     for i in reversed(range(len(tasks))):
         tasks[i].priority = tasks[i].cost + max((tasks[u].priority for u in users[i]), default=0.0)
-    free = [(0.0, k) for k in range(instances)]
+    free = [0.0] * instances  # time each instance becomes free
+    last_task: list[int | None] = [None] * instances
     finish: dict[int, float] = {}
     waiting = [len(t.deps) for t in tasks]
     ready = [i for i, n in enumerate(waiting) if n == 0]
     order: list[tuple[int, int]] = []
     while ready:
-        earliest_free, inst = free[0]
-        best = min(ready, key=lambda i: (max([earliest_free] + [finish[d] for d in tasks[i].deps]),
-                                         -tasks[i].priority, i))
+        earliest_free = min(free)
+
+        def ready_at(i: int) -> float:
+            return max([0.0] + [finish[d] for d in tasks[i].deps])
+
+        best = min(ready, key=lambda i: (max(earliest_free, ready_at(i)), -tasks[i].priority, i))
         ready.remove(best)
-        start = max([earliest_free] + [finish[d] for d in tasks[best].deps])
+        at = ready_at(best)
+        # an instance free by the time the task is ready; prefer the one that ran a dependency (no barrier)
+        inst = min(range(instances), key=lambda k: (max(free[k], at), last_task[k] not in tasks[best].deps, k))
+        start = max(free[inst], at)
         finish[best] = start + tasks[best].cost
-        heapq.heapreplace(free, (finish[best], inst))
+        free[inst] = finish[best]
+        last_task[inst] = best
         order.append((best, inst))
         for u in users[best]:
             waiting[u] -= 1

@@ -29,7 +29,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -373,82 +372,9 @@ def run(module: ModuleOp, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 
 # ----------------------------------------------------------------------------------------------
-# Files for the command line
+# Files for the command line: one implementation, shared with the runtime (it imports no xDSL).
 
-
-def _load_file(path: str) -> Any:
-    if not os.path.exists(path):
-        raise InputError(f"{path}: no such file")
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as err:
-        raise InputError(f"{path}: not a readable .npy/.npz file: {err}") from None
-
-
-def load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
-    """Read inputs given as ``name=file.npy``, ``name=file.npz`` or ``file.npz``.
-
-    - ``name=file.npy``: the array in the file, named ``name``;
-    - ``file.npz``: every array in the archive, under its name in the archive;
-    - ``name=file.npz``: the archive's array called ``name``, or its only array.
-    A name given twice is an ``InputError``.
-    """
-    result: dict[str, np.ndarray] = {}
-
-    def put(name: str, arr: np.ndarray, spec: str) -> None:
-        if not name:
-            raise InputError(f"input '{spec}': empty input name")
-        if name in result:
-            raise InputError(f"input '{name}' is given twice (in '{spec}')")
-        result[name] = arr
-
-    for spec in specs:
-        name, sep, path = spec.partition("=")
-        if not sep:
-            name, path = "", spec
-        data = _load_file(path)
-        if isinstance(data, np.lib.npyio.NpzFile):
-            with data:
-                keys = list(data.keys())
-                if not name:
-                    if not keys:
-                        raise InputError(f"{path}: the archive holds no arrays")
-                    for key in keys:
-                        put(key, data[key], spec)
-                elif name in keys:
-                    put(name, data[name], spec)
-                elif len(keys) == 1:
-                    put(name, data[keys[0]], spec)
-                else:
-                    raise InputError(f"{path}: the archive has no array '{name}' (it has: {', '.join(keys) or 'none'})")
-        else:
-            if not name:
-                raise InputError(f"input '{spec}': a .npy file needs a name: NAME={path}")
-            put(name, np.asarray(data), spec)
-    return result
-
-
-def _savable(arr: np.ndarray) -> np.ndarray:
-    # bf16 has no .npy dtype; its values are exactly representable in float32.
-    return arr.astype(np.float32) if arr.dtype == _BF16 else arr
-
-
-def save_outputs(outputs: Mapping[str, np.ndarray], path: str) -> None:
-    """Write outputs to ``path``: one ``.npy`` if it ends in ``.npy`` (one output only), else ``.npz``.
-
-    bfloat16 arrays are written as float32 (exactly; ``.npy`` has no bfloat16 dtype). numpy appends
-    ``.npz`` to a path that does not end with it.
-    """
-    try:
-        if path.endswith(".npy"):
-            if len(outputs) != 1:
-                raise InputError(f"{path}: a .npy file holds one array, but there are {len(outputs)} outputs; use .npz")
-            np.save(path, _savable(next(iter(outputs.values()))))
-        else:
-            np.savez(path, **{k: _savable(v) for k, v in outputs.items()})
-    except OSError as err:
-        raise InputError(f"{path}: cannot write: {err}") from None
-
+from nnkiln.runtime.io import load_inputs, save_outputs  # noqa: E402
 
 __all__ = [
     "NAME_ATTR",

@@ -10,7 +10,8 @@ queue runs on its own thread; a task waits (``threading.Condition``) until every
 has no pending producer, and decrements each barrier it updates when it finishes. Barrier records
 are uses of physical barriers, so a record is never reset during a run (a physical barrier's
 reuse is already ordered by the records' dependencies). The first failing task stops all threads
-and its exception is raised by ``run``.
+and its exception is raised by ``run``. During a multi-executor run BLAS is limited to one
+thread per call (``nnkiln.runtime.blas``): the executors are the parallelism.
 
 ``run`` is serialised by a lock: one executable has one arena.
 """
@@ -211,12 +212,15 @@ class Executable:
                         if released:
                             cond.notify_all()
 
-        threads = [threading.Thread(target=worker, args=(q,), daemon=True) for q in self._queues[1:]]
-        for th in threads:
-            th.start()
-        worker(self._queues[0])
-        for th in threads:
-            th.join()
+        from nnkiln.runtime.blas import single_threaded_blas
+
+        with single_threaded_blas():
+            threads = [threading.Thread(target=worker, args=(q,), daemon=True) for q in self._queues[1:]]
+            for th in threads:
+                th.start()
+            worker(self._queues[0])
+            for th in threads:
+                th.join()
         if failure:
             raise failure[0]
 

@@ -21,11 +21,18 @@ def _load(path: str):  # noqa: ANN202
         raise InputError(f"{path}: no such file")
     try:
         return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as err:
-        raise InputError(f"{path}: not a readable .npy/.npz file: {err}") from None
+    except (OSError, ValueError, EOFError) as err:
+        raise InputError(f"{path}: not a readable .npy/.npz file: {err or type(err).__name__}") from None
 
 
 def load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
+    """Read inputs given as ``name=file.npy``, ``name=file.npz`` or ``file.npz``.
+
+    - ``name=file.npy``: the array in the file, named ``name``;
+    - ``file.npz``: every array in the archive, under its name in the archive;
+    - ``name=file.npz``: the archive's array called ``name``, or its only array.
+    A name given twice is an ``InputError``.
+    """
     result: dict[str, np.ndarray] = {}
 
     def put(name: str, arr: np.ndarray, spec: str) -> None:
@@ -58,6 +65,11 @@ def load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 def save_outputs(outputs: Mapping[str, np.ndarray], path: str) -> None:
+    """Write outputs to ``path``: one ``.npy`` if it ends in ``.npy`` (one output only), else ``.npz``.
+
+    bfloat16 arrays are written as float32 (exactly; ``.npy`` has no bfloat16 dtype). numpy appends
+    ``.npz`` to a path that does not end with it.
+    """
     bf16 = np.dtype(ml_dtypes.bfloat16)
     conv = {k: (v.astype(np.float32) if v.dtype == bf16 else v) for k, v in outputs.items()}
     try:

@@ -5,6 +5,7 @@ See ``nnkiln.frontends.tosa1.importer`` for the table of every 0.30/1.x differen
 
 from __future__ import annotations
 
+from nnkiln.frontends.tosa1.export import Tosa1ExportError, export_main, export_tosa1_mlir
 from nnkiln.frontends.tosa1.importer import (
     InvalidTosa1Graph,
     NotImported,
@@ -15,6 +16,9 @@ from nnkiln.frontends.tosa1.importer import (
 )
 
 __all__ = [
+    "Tosa1ExportError",
+    "export_main",
+    "export_tosa1_mlir",
     "InvalidTosa1Graph",
     "NotImported",
     "Tosa1Import",

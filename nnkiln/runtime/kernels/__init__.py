@@ -6,6 +6,7 @@ tensors). Fast float32 paths (``fast``) are chosen when every operand is float32
 checks out; everything else (all integer modes, other float formats, unusual ops) runs the reference
 interpreter's numeric kernel and copies its result into the output view (``reference``).
 
+The operands a post-op takes from ``ins`` (its ``operand`` index) are not passed to the main kernel.
 Post-ops (``args["post_ops"]``) are applied in order to the kernel's first output, in place:
 ``tosa.clamp`` and ``tosa.add`` on float32 natively, anything else through the reference kernel with
 the current result as operand 0 (and ``ins[operand]`` as operand 1 when the post-op has one).
@@ -80,7 +81,9 @@ def _overlaps(ins: Sequence[int], outs: Sequence[int], buffers: Sequence[BufferD
 def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequence[np.ndarray | None]) -> TaskFn:
     """The callable that executes ``task`` (see the module docstring)."""
     name = task.kernel
-    ins, outs = list(task.ins), list(task.outs)
+    all_ins, outs = list(task.ins), list(task.outs)
+    extra = {p["operand"] for p in task.args.get("post_ops", ()) if p.get("operand") is not None}
+    ins = [b for k, b in enumerate(all_ins) if k not in extra]  # the main kernel's own operands
     attrs = dict(task.args.get("attrs", {}))
     if name in VIEW_KERNELS:
         return lambda views: None
@@ -119,7 +122,7 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
                 for o, r in zip(outs, res):
                     store(views[o], r)
 
-    posts = [_post_op_fn(p, outs[0], ins, buffers) for p in task.args.get("post_ops", ())] if outs else []
+    posts = [_post_op_fn(p, outs[0], all_ins, buffers) for p in task.args.get("post_ops", ())] if outs else []
     if not posts:
         return main
 

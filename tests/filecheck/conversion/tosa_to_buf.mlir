@@ -1,0 +1,39 @@
+// RUN: nnkiln opt %s -p tosa-to-buf | filecheck %s
+
+// Inputs first, then one output buffer per result (nnkiln.name / nnkiln.io); no results.
+// Each op: buf.alloc + buf.kernel with the op's properties in attrs; the kernel producing an output
+// writes the output argument directly (also through a reshape view of it); tosa.identity is an alias;
+// an output that is an input gets an explicit copy.
+// CHECK-LABEL: func.func @main(%x: memref<1x4x4x2xf32> {nnkiln.name = "x", nnkiln.io = "input"}, %out0: memref<1x4x4x2xf32> {nnkiln.name = "output0", nnkiln.io = "output"}, %out1: memref<32xf32> {nnkiln.name = "output1", nnkiln.io = "output"}, %out2: memref<1x4x4x2xf32> {nnkiln.name = "output2", nnkiln.io = "output"}) {
+// CHECK-NEXT: %[[W:.*]] = buf.const {values = dense<1.000000e+00> : tensor<1x1x1x2xf32>} : memref<1x1x1x2xf32>
+// CHECK-NEXT: %[[T:.*]] = buf.alloc : memref<1x4x4x2xf32>
+// CHECK-NEXT: %[[A:.*]] = buf.kernel "tosa.add" ins(%x, %[[W]] : memref<1x4x4x2xf32>, memref<1x1x1x2xf32>) outs(%[[T]] : memref<1x4x4x2xf32>) {attrs = {}} -> memref<1x4x4x2xf32>
+// CHECK-NEXT: %[[B:.*]] = buf.kernel "tosa.clamp" ins(%[[A]] : memref<1x4x4x2xf32>) outs(%out0 : memref<1x4x4x2xf32>) {attrs = {min_val = 0.000000e+00 : f32, max_val = 6.000000e+00 : f32}} -> memref<1x4x4x2xf32>
+// CHECK-NEXT: %[[V:.*]] = buf.reshape %out1 : memref<32xf32> -> memref<1x4x4x2xf32>
+// CHECK-NEXT: %[[C:.*]] = buf.kernel "tosa.abs" ins(%[[B]] : memref<1x4x4x2xf32>) outs(%[[V]] : memref<1x4x4x2xf32>) {attrs = {}} -> memref<1x4x4x2xf32>
+// CHECK-NEXT: %{{.*}} = buf.reshape %[[C]] : memref<1x4x4x2xf32> -> memref<32xf32>
+// CHECK-NEXT: %{{.*}} = buf.copy ins(%x : memref<1x4x4x2xf32>) outs(%out2 : memref<1x4x4x2xf32>) -> memref<1x4x4x2xf32>
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+func.func @main(%x: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xf32>, tensor<32xf32>, tensor<1x4x4x2xf32>) {
+  %w = tosa.const {values = dense<1.0> : tensor<1x1x1x2xf32>} : tensor<1x1x1x2xf32>
+  %a = tosa.add %x, %w : (tensor<1x4x4x2xf32>, tensor<1x1x1x2xf32>) -> tensor<1x4x4x2xf32>
+  %b = tosa.clamp %a {min_val = 0.0 : f32, max_val = 6.0 : f32} : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  %c = tosa.abs %b : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  %r = tosa.reshape %c {new_shape = array<i64: 32>} : (tensor<1x4x4x2xf32>) -> tensor<32xf32>
+  %i = tosa.identity %x : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  func.return %b, %r, %i : tensor<1x4x4x2xf32>, tensor<32xf32>, tensor<1x4x4x2xf32>
+}
+
+// A constant output is copied into its buffer; a value returned twice is written once and copied once;
+// defaults of absent optional properties are spelled out in attrs.
+// CHECK-LABEL: func.func @twice
+// CHECK: %[[K:.*]] = buf.const {values = dense<[1, 2]> : tensor<2xi32>} : memref<2xi32>
+// CHECK-NEXT: %[[N:.*]] = buf.kernel "tosa.negate" ins(%a : memref<2xi32>) outs(%out0 : memref<2xi32>) {attrs = {input1_zp = 0 : i64, output_zp = 0 : i64}} -> memref<2xi32>
+// CHECK-NEXT: buf.copy ins(%[[N]] : memref<2xi32>) outs(%out1 : memref<2xi32>)
+// CHECK-NEXT: buf.copy ins(%[[K]] : memref<2xi32>) outs(%out2 : memref<2xi32>)
+func.func @twice(%a: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>, tensor<2xi32>) {
+  %k = tosa.const {values = dense<[1, 2]> : tensor<2xi32>} : tensor<2xi32>
+  %n = tosa.negate %a : (tensor<2xi32>) -> tensor<2xi32>
+  func.return %n, %n, %k : tensor<2xi32>, tensor<2xi32>, tensor<2xi32>
+}
