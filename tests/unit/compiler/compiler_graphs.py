@@ -136,7 +136,8 @@ def resnet_like(stages: int = 3, blocks: int = 2, hw: int = 32, c: int = 8) -> s
                 h, hs = g.strided_conv(x, shape, cout, 3)
                 h = g.unary("clamp", h, hs)
                 h, _ = g.conv(h, hs, cout)
-                sc, _ = g.strided_conv(x, shape, cout, 1)
+                sc = g.pool(x, shape, hs[:3] + (shape[-1],))
+                sc, _ = g.conv(sc, hs[:3] + (shape[-1],), cout, k=1)
                 shape = hs
             else:
                 h, _ = g.conv(x, shape, shape[-1])
@@ -152,14 +153,22 @@ def _strided_conv(self, x, shape, cout, k):
     w = self.const((cout, k, k, cin), 0.01)
     b = self.const((cout,), 0.1)
     r = self.v()
-    p = k // 2
-    oh = (shape[1] + 2 * p - k) // 2 + 1
+    oh = shape[1] // 2
     out = (shape[0], oh, oh, cout)
     self.lines.append(
-        f"{r} = tosa.conv2d {x}, {w}, {b} {{pad = array<i64: {p}, {p}, {p}, {p}>, stride = array<i64: 2, 2>, "
+        f"{r} = tosa.conv2d {x}, {w}, {b} {{pad = array<i64: 0, 1, 0, 1>, stride = array<i64: 2, 2>, "
         f"dilation = array<i64: 1, 1>, input_zp = 0 : i64, weight_zp = 0 : i64}} : "
         f"({_t(shape)}, {_t((cout, k, k, cin))}, {_t((cout,))}) -> {_t(out)}")
     return r, out
 
 
+def _pool(self, x, shape, out):
+    r = self.v()
+    self.lines.append(
+        f"{r} = tosa.avg_pool2d {x} {{kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, "
+        f"input_zp = 0 : i64, output_zp = 0 : i64}} : ({_t(shape)}) -> {_t(out)}")
+    return r
+
+
 G.strided_conv = _strided_conv  # type: ignore[attr-defined]
+G.pool = _pool  # type: ignore[attr-defined]
