@@ -18,9 +18,13 @@ Algorithm (interval colouring in task order):
    comes before every consumer of ``u ∪ b`` in task order. The merged use makes ``b``'s consumers also
    wait for ``u``'s producers and vice versa: extra dependencies (serialisation), all pointing forward
    in task order, so no cycle and FIFO stays consistent.
-4. No merge possible: the whole schedule is serialised — every task goes to instance 0 of its
-   executor and all barriers are dropped; FIFO in task order (a topological order) enforces every
-   dependency. (A ``PassError`` if the function uses several executor kinds.)
+4. Delayed signalling: a later task ``x`` on the producer's queue (FIFO: ``x`` finishes after the
+   producer), placed before every consumer of ``b``, updates ``b`` instead, when an id is free for
+   ``x``; the consumers now also wait for ``x`` (serialisation), all edges forward in task order.
+5. Otherwise two queues of one executor are serialised into one (the pair with the most barrier
+   traffic between them; task order is a topological order, so FIFO on the merged queue enforces
+   both queues' order and the dependencies between them), waits implied by FIFO are dropped, and
+   the assignment restarts. In the limit every executor has one queue and needs no barrier at all.
 
 Result: ``waits``/``updates`` hold physical ids, declarations ``rt.barrier`` ids ``0..P-1`` (P <= N).
 Uses of one physical id are totally ordered: in task order its producers of use k, then its
@@ -51,8 +55,9 @@ class Use:
     virtual: list[int] = field(default_factory=list)
 
 
-def happens_before(tasks: list[TaskOp]) -> list[int]:
-    """Strict ancestors of each task as bitsets (FIFO per queue + barrier edges on virtual ids)."""
+def happens_before(tasks: list[TaskOp], extra: dict[int, set[int]] | None = None) -> list[int]:
+    """Strict ancestors of each task as bitsets (FIFO per queue + barrier edges on virtual ids +
+    ``extra`` predecessor edges added by delayed signalling)."""
     producers: dict[int, list[int]] = {}
     for i, t in enumerate(tasks):
         for b in t.update_ids:
@@ -61,7 +66,7 @@ def happens_before(tasks: list[TaskOp]) -> list[int]:
     anc: list[int] = []
     for i, t in enumerate(tasks):
         bits = 0
-        preds = [p for b in t.wait_ids for p in producers.get(b, [])]
+        preds = [p for b in t.wait_ids for p in producers.get(b, [])] + sorted((extra or {}).get(i, ()))
         q = (t.executor_name, t.executor_index_value)
         if q in last_on_queue:
             preds.append(last_on_queue[q])
@@ -72,8 +77,9 @@ def happens_before(tasks: list[TaskOp]) -> list[int]:
     return anc
 
 
-def assign(tasks: list[TaskOp], limit: int) -> dict[int, int] | None:
-    """Virtual id → physical id, or None when the schedule must be serialised."""
+def assign(tasks: list[TaskOp], limit: int) -> dict[int, tuple[int, set[int]]] | None:
+    """Virtual id → (physical id, the tasks that update it), or None when the schedule must be serialised."""
+    extra: dict[int, set[int]] = {}
     anc = happens_before(tasks)
     virtual: dict[int, Use] = {}
     for i, t in enumerate(tasks):
@@ -83,35 +89,66 @@ def assign(tasks: list[TaskOp], limit: int) -> dict[int, int] | None:
             virtual.setdefault(b, Use()).consumers.add(i)
     current: list[Use] = []  # physical id → its current use
     last_start: list[int] = []
-    mapping: dict[int, int] = {}
+    mapping: dict[int, tuple[int, set[int]]] = {}
+
+    def free_for(producers: set[int]) -> list[int]:
+        return [p for p, u in enumerate(current)
+                if all(all((anc[x] >> c) & 1 for x in producers) for c in u.consumers | u.producers)]
+
     for b, use in sorted(virtual.items(), key=lambda kv: (min(kv[1].producers, default=-1), kv[0])):
         start = min(use.producers, default=-1)
-
-        def free(u: Use) -> bool:
-            return all(all((anc[p] >> c) & 1 for p in use.producers) for c in u.consumers | u.producers)
-
-        candidates = [p for p, u in enumerate(current) if free(u)]
+        candidates = free_for(use.producers)
         if candidates:
             p = min(candidates, key=lambda q: (last_start[q], q))
-            current[p] = Use(set(use.producers), set(use.consumers), [b])
-            last_start[p] = start
         elif len(current) < limit:
             p = len(current)
-            current.append(Use(set(use.producers), set(use.consumers), [b]))
+            current.append(Use())
             last_start.append(start)
         else:
-            p = -1
-            for q, u in enumerate(current):
-                prods, cons = u.producers | use.producers, u.consumers | use.consumers
-                if cons and max(prods) < min(cons):
-                    p = q
-                    u.producers, u.consumers = prods, cons
-                    u.virtual.append(b)
-                    break
-            if p < 0:
+            p = _merge(current, use, b)
+            if p >= 0:
+                mapping[b] = (p, set(use.producers))
+                continue
+            delayed = _delay(tasks, use, free_for)
+            if delayed is None:
                 return None
-        mapping[b] = p
+            p, x = delayed
+            for c in use.consumers:
+                extra.setdefault(c, set()).add(x)
+            anc = happens_before(tasks, extra)
+            use = Use({x}, set(use.consumers), [b])
+        current[p] = Use(set(use.producers), set(use.consumers), [b])
+        last_start[p] = start
+        mapping[b] = (p, set(use.producers))
     return mapping
+
+
+def _merge(current: list[Use], use: Use, b: int) -> int:
+    """Merge ``use`` into a current use when every producer precedes every consumer in task order."""
+    for q, u in enumerate(current):
+        prods, cons = u.producers | use.producers, u.consumers | use.consumers
+        if cons and max(prods) < min(cons):
+            u.producers, u.consumers = prods, cons
+            u.virtual.append(b)
+            return q
+    return -1
+
+
+def _delay(tasks: list[TaskOp], use: Use, free_for) -> tuple[int, int] | None:
+    """Delayed signalling: a later task ``x`` of the (single) producer's queue, before every consumer in
+    task order, signals instead (it finishes after the producer: FIFO); pick the first ``x`` for which an
+    id is free. Returns (physical id, x)."""
+    if len(use.producers) != 1 or not use.consumers:
+        return None
+    (t,) = use.producers
+    queue = (tasks[t].executor_name, tasks[t].executor_index_value)
+    for x in range(t + 1, min(use.consumers)):
+        if (tasks[x].executor_name, tasks[x].executor_index_value) != queue:
+            continue
+        ids = free_for({x})
+        if ids:
+            return ids[0], x
+    return None
 
 
 def _set(task: TaskOp, waits: list[int], updates: list[int]) -> None:
@@ -119,22 +156,59 @@ def _set(task: TaskOp, waits: list[int], updates: list[int]) -> None:
     task.properties["updates"] = DenseArrayBase.from_list(i64, sorted(set(updates)))
 
 
+def merge_two_queues(tasks: list[TaskOp]) -> bool:
+    """Serialise two queues of one executor into one (the pair with the most barrier traffic between
+    them); waits now implied by FIFO order are dropped, and updates nobody waits for. False if every
+    executor has a single queue left."""
+    queue = [(t.executor_name, t.executor_index_value) for t in tasks]
+    producers: dict[int, list[int]] = {}
+    for i, t in enumerate(tasks):
+        for b in t.update_ids:
+            producers.setdefault(b, []).append(i)
+    traffic: dict[tuple[tuple[str, int], tuple[str, int]], int] = {}
+    for i, t in enumerate(tasks):
+        for b in t.wait_ids:
+            for p in producers.get(b, []):
+                if queue[p] != queue[i] and queue[p][0] == queue[i][0]:
+                    key = (min(queue[p], queue[i]), max(queue[p], queue[i]))
+                    traffic[key] = traffic.get(key, 0) + 1
+    names: dict[str, set[tuple[str, int]]] = {}
+    for q in queue:
+        names.setdefault(q[0], set()).add(q)
+    pairs = [k for k in traffic] or [tuple(sorted(qs))[:2] for qs in names.values() if len(qs) > 1]
+    if not pairs:
+        return False
+    keep, gone = max(pairs, key=lambda k: (traffic.get(k, 0), [-x[1] for x in k]))  # type: ignore[misc]
+    for i, t in enumerate(tasks):
+        if queue[i] == gone:
+            t.properties["executor_index"] = IntegerAttr(keep[1], i64)
+            queue[i] = keep
+    waited: set[int] = set()
+    for i, t in enumerate(tasks):
+        kept = [b for b in t.wait_ids if any(queue[p] != queue[i] for p in producers.get(b, []))]
+        waited.update(kept)
+        _set(t, kept, list(t.update_ids))
+    for t in tasks:
+        _set(t, list(t.wait_ids), [b for b in t.update_ids if b in waited])
+    return True
+
+
 def rewrite_block(block: Block, limit: int) -> None:
     tasks = [op for op in block.ops if isinstance(op, TaskOp)]
     if not tasks:
         return
     mapping = assign(tasks, limit)
-    if mapping is None:  # serialise: one queue per executor kind, no barriers
-        if len({t.executor_name for t in tasks}) > 1:
+    while mapping is None:  # serialise queue pairs until the barriers fit
+        if not merge_two_queues(tasks):
             raise PassError(f"assign-physical-barriers: {limit} barriers are too few for this schedule")
-        for t in tasks:
-            t.properties["executor_index"] = IntegerAttr(0, i64)
-            _set(t, [], [])
-        count = 0
-    else:
-        for t in tasks:
-            _set(t, [mapping[b] for b in t.wait_ids], [mapping[b] for b in t.update_ids])
-        count = len(set(mapping.values()))
+        mapping = assign(tasks, limit)
+    updates: dict[int, list[int]] = {}
+    for p, producers in mapping.values():
+        for x in producers:
+            updates.setdefault(x, []).append(p)
+    for i, t in enumerate(tasks):
+        _set(t, [mapping[b][0] for b in t.wait_ids], updates.get(i, []))
+    count = len({p for p, _ in mapping.values()})
     for op in [o for o in block.ops if isinstance(o, BarrierOp)]:
         Rewriter.erase_op(op)
     for i in range(count):

@@ -100,13 +100,13 @@ def reconstruct(module):
     # barrier uses: per physical id, a new use starts at an updating task after a waiting task
     use_of_wait: dict[tuple[int, int], int] = {}
     use_of_update: dict[tuple[int, int], int] = {}
-    uses: list[tuple[list[int], list[int]]] = []
+    uses: list[tuple[list[int], list[int], int]] = []  # (producers, consumers, physical id)
     state: dict[int, tuple[int, bool]] = {}  # id -> (use index, seen a consumer)
     for i, t in enumerate(tasks):
         for b in t.updates:
             cur = state.get(b)
             if cur is None or cur[1]:
-                uses.append(([], []))
+                uses.append(([], [], b))
                 cur = (len(uses) - 1, False)
                 state[b] = cur
             uses[cur[0]][0].append(i)
@@ -225,10 +225,10 @@ def simulate(module, inputs: dict[str, np.ndarray], seed: int = 0) -> list[np.nd
         view(op.outs[0])[...] = result
 
     tasks, _, uses = reconstruct(module)
-    pending = [len(p) for p, _ in uses]
+    pending = [len(p) for p, _, _ in uses]
     producers_use = {}
     waits_use = {}
-    for u, (prods, cons) in enumerate(uses):
+    for u, (prods, cons, _) in enumerate(uses):
         for p in prods:
             producers_use.setdefault(p, []).append(u)
         for c in cons:

@@ -64,10 +64,9 @@ def rescale_attrs(mult, shift, *, scale32=True, double_round=False, per_channel=
 
 
 def rescale(x, in_t: str, out_t: str, mult, shift, **kw):
-    n = len(np.asarray(x).reshape(-1))
     shape = "x".join(str(d) for d in np.asarray(x).shape)
     return run_op("tosa.rescale", [(f"tensor<{shape}x{in_t}>", x)], f"tensor<{shape}x{out_t}>",
-                  rescale_attrs(mult, shift, **kw)) if n else None
+                  rescale_attrs(mult, shift, **kw))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -614,7 +613,7 @@ def test_matmul_zero_points() -> None:
 
 def test_argmax_ties_and_nan() -> None:
     def am(x, t):
-        return int(run_op("tosa.argmax", [(f"tensor<{len(x)}x{t}>", x)], f"tensor<i32>", "axis = 0 : i64"))
+        return int(run_op("tosa.argmax", [(f"tensor<{len(x)}x{t}>", x)], "tensor<i32>", "axis = 0 : i64"))
 
     assert am(np.array([3, 7, 7, 1], np.int8), "i8") == 1            # first maximum (strict >)
     assert am(np.array([-128, -128], np.int8), "i8") == 0            # never > minimum -> 0
@@ -771,3 +770,219 @@ func.func @main(%x: tensor<i32>, %c: tensor<i1>) -> tensor<i32> {
     # then: p = 3, 9, 27, 81, 243 (stops when p >= 100)
     assert int(run(m, {"x": np.array(3, np.int32), "c": np.array(True)})["output0"]) == 243
     assert int(run(m, {"x": np.array(3, np.int32), "c": np.array(False)})["output0"]) == -3
+
+
+# ----------------------------------------------------------------------------------------------
+# Further edge cases: spec "Floating-point behavior" tables, apply_max/apply_min NaN, int corners
+
+
+SPECIALS = np.array([-np.inf, np.inf, -0.0, 0.0, np.nan], np.float32)
+
+
+def _same(out, expected) -> bool:
+    """Bitwise-style comparison: NaN == NaN and the sign of zero matters."""
+    o = np.asarray(out, np.float64)
+    e = np.asarray(expected, np.float64)
+    return bool(np.all((np.isnan(o) & np.isnan(e)) | ((o == e) & (np.signbit(o) == np.signbit(e)))))
+
+
+@pytest.mark.parametrize("op,expected", [
+    # inputs: -inf, +inf, -0, +0, NaN (spec tables in §2.6.x)
+    ("tosa.abs", [np.inf, np.inf, 0.0, 0.0, np.nan]),
+    ("tosa.ceil", [-np.inf, np.inf, -0.0, 0.0, np.nan]),
+    ("tosa.exp", [0.0, np.inf, 1.0, 1.0, np.nan]),
+    ("tosa.floor", [-np.inf, np.inf, -0.0, 0.0, np.nan]),
+    ("tosa.log", [np.nan, np.inf, -np.inf, -np.inf, np.nan]),
+    ("tosa.negate", [np.inf, -np.inf, 0.0, -0.0, np.nan]),
+    ("tosa.reciprocal", [-0.0, 0.0, -np.inf, np.inf, np.nan]),
+    ("tosa.rsqrt", [np.nan, 0.0, -np.inf, np.inf, np.nan]),
+])
+@pytest.mark.parametrize("t", ["f32", "f16", "bf16"])
+def test_unary_float_special_values(op: str, expected, t: str) -> None:
+    out = run_op(op, [(f"tensor<5x{t}>", SPECIALS)], f"tensor<5x{t}>")
+    assert _same(out, expected), (op, t, out)
+
+
+def test_maximum_minimum_propagate_nan() -> None:
+    # apply_max / apply_min: NaN if either input is NaN (unlike C fmax)
+    a = np.array([np.nan, 1.0, 2.0, -0.0], np.float32)
+    b = np.array([1.0, np.nan, 3.0, 5.0], np.float32)
+    assert _same(_bin("tosa.maximum", a, b, "f32"), [np.nan, np.nan, 3.0, 5.0])
+    assert _same(_bin("tosa.minimum", a, b, "f32"), [np.nan, np.nan, 2.0, -0.0])
+
+
+def test_reduce_max_min_and_max_pool_propagate_nan() -> None:
+    x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]], np.float32)
+    for op, exp in (("tosa.reduce_max", [[np.nan], [6.0]]), ("tosa.reduce_min", [[np.nan], [4.0]])):
+        out = run_op(op, [("tensor<2x3xf32>", x)], "tensor<2x1xf32>", "axis = 1 : i64")
+        assert _same(out, exp), (op, out)
+    xp = np.array([1.0, np.nan, 3.0, 4.0], np.float32).reshape(1, 1, 4, 1)
+    out = run_op("tosa.max_pool2d", [("tensor<1x1x4x1xf32>", xp)], "tensor<1x1x2x1xf32>",
+                 "kernel = array<i64: 1, 2>, stride = array<i64: 1, 2>, pad = array<i64: 0, 0, 0, 0>")
+    assert _same(out.reshape(-1), [np.nan, 4.0])
+
+
+def test_clamp_nan_and_int() -> None:
+    # apply_clip(NaN) = apply_min(apply_max(NaN, lo), hi) = NaN
+    x = np.array([np.nan, -5.0, 0.5, 7.0], np.float32)
+    out = run_op("tosa.clamp", [("tensor<4xf32>", x)], "tensor<4xf32>", "min_val = -1.0 : f32, max_val = 1.0 : f32")
+    assert _same(out, [np.nan, -1.0, 0.5, 1.0])
+    xi = np.array([-128, -3, 0, 127], np.int8)
+    out = run_op("tosa.clamp", [("tensor<4xi8>", xi)], "tensor<4xi8>", "min_val = -2 : i64, max_val = 100 : i64")
+    assert L(out) == [-2, -2, 0, 100]
+
+
+def test_comparisons_with_nan() -> None:
+    a = np.array([np.nan, 1.0, np.nan, 2.0], np.float32)
+    b = np.array([np.nan, np.nan, 1.0, 2.0], np.float32)
+    for op, exp in (("tosa.equal", [False, False, False, True]), ("tosa.greater", [False, False, False, False]),
+                    ("tosa.greater_equal", [False, False, False, True])):
+        assert L(_bin(op, a, b, "f32", t_out="i1")) == exp, op
+
+
+def test_negate_int8_zero_points_and_clip() -> None:
+    # value = in - input1_zp; -value + output_zp clipped to int8
+    # zp 0: -(-128) = 128 -> 127;  zp in=3, out=-2: in 10 -> -(7) - 2 = -9; in -128 -> 131 - 2 = 129 -> 127
+    out = run_op("tosa.negate", [("tensor<2xi8>", np.array([-128, 5], np.int8))], "tensor<2xi8>")
+    assert L(out) == [127, -5]
+    out = run_op("tosa.negate", [("tensor<2xi8>", np.array([10, -128], np.int8))], "tensor<2xi8>",
+                 "input1_zp = 3 : i64, output_zp = -2 : i64")
+    assert L(out) == [-9, 127]
+    # int32: 0 - (-2^31) overflows apply_sub -> unpredictable
+    with pytest.raises(TosaUnpredictable):
+        run_op("tosa.negate", [("tensor<1xi32>", np.array([I32_MIN], np.int32))], "tensor<1xi32>")
+
+
+def test_abs_int32_min_is_unpredictable() -> None:
+    out = run_op("tosa.abs", [("tensor<3xi32>", np.array([-5, 5, I32_MAX * -1], np.int32))], "tensor<3xi32>")
+    assert L(out) == [5, 5, I32_MAX]
+    with pytest.raises(TosaUnpredictable):  # apply_sub(0, -2^31) does not fit
+        run_op("tosa.abs", [("tensor<1xi32>", np.array([I32_MIN], np.int32))], "tensor<1xi32>")
+
+
+def test_logical_left_shift_truncates() -> None:
+    # int8: 1 << 7 = 0x80 = -128; 3 << 7 = 0x180 -> low 8 bits 0x80 = -128; -1 << 4 = 0xF0 = -16
+    out = _bin("tosa.logical_left_shift", np.array([1, 3, -1], np.int8), np.array([7, 7, 4], np.int8), "i8")
+    assert L(out) == [-128, -128, -16]
+    out = _bin("tosa.logical_left_shift", np.array([1, 3], np.int32), np.array([31, 31], np.int32), "i32")
+    assert L(out) == [I32_MIN, I32_MIN]
+
+
+def test_add_sub_int32_overflow_unpredictable() -> None:
+    with pytest.raises(TosaUnpredictable):
+        _bin("tosa.add", np.array([I32_MAX], np.int32), np.array([1], np.int32), "i32")
+    with pytest.raises(TosaUnpredictable):
+        _bin("tosa.sub", np.array([I32_MIN], np.int32), np.array([1], np.int32), "i32")
+
+
+def test_table_int16_slope_require() -> None:
+    # slope = next - base must fit int16: t[256] = -32768, t[257] = 32767 -> slope 65535
+    table = np.zeros(513, np.int16)
+    table[256], table[257] = -32768, 32767
+    with pytest.raises(TosaUnpredictable):
+        run_op("tosa.table", [("tensor<1xi16>", np.array([5], np.int16)), ("tensor<513xi16>", table)], "tensor<1xi32>")
+
+
+def test_resize_nearest_require_index_order() -> None:
+    # REQUIRE(iy0 <= iy1): with a border past the end, iy = IH gives iy0 = IH > iy1 = IH - 1.
+    # IH = 1 row axis trivial; IW = 2, shift 1, stride 2 (scale 1), offset 0, border 1:
+    # OW = idiv(2, 2) + 1 + 1 = 3; ox = 2: x = 4, ix = 2 -> ix0 = 2 > ix1 = min(3, 1) = 1
+    x = np.array([1, 2], np.int8).reshape(1, 1, 2, 1)
+    with pytest.raises(TosaUnpredictable):
+        _resize(x, "i8", "i8", (1, 3), (2, 2), (0, 0), (0, 1), 1, "NEAREST")
+
+
+def test_conv2d_dilation_stride() -> None:
+    # 1x5x5x1 input 0..24, 2x2 weights [[1, 10], [100, 1000]], dilation 2, stride 2, no pad
+    # OH = (5 - 1 - 2) / 2 + 1 = 2; out[oy][ox] = x[2oy][2ox] + 10 x[2oy][2ox+2] + 100 x[2oy+2][2ox] + 1000 x[2oy+2][2ox+2]
+    # (0,0): 0 + 20 + 1000 + 12000 = 13020; (0,1): 2 + 40 + 1200 + 14000 = 15242
+    # (1,0): 10 + 120 + 2000 + 22000 = 24130; (1,1): 12 + 140 + 2200 + 24000 = 26352
+    x = np.arange(25, dtype=np.int16).reshape(1, 5, 5, 1)
+    w = np.array([[1, 10], [100, 127]], np.int8).reshape(1, 2, 2, 1)  # 127 instead of 1000 (int8)
+    # recompute with 127: (0,0): 0 + 20 + 1000 + 127*12 = 2544; (0,1): 2 + 40 + 1200 + 127*14 = 3020
+    # (1,0): 10 + 120 + 2000 + 127*22 = 4924; (1,1): 12 + 140 + 2200 + 127*24 = 5400
+    out = run_op("tosa.conv2d", [("tensor<1x5x5x1xi16>", x), ("tensor<1x2x2x1xi8>", w), ("tensor<1xi48>", np.array([0]))],
+                 "tensor<1x2x2x1xi48>", _conv_attrs((0, 0, 0, 0), (2, 2), (2, 2), 0, 0))
+    assert L(out.reshape(2, 2)) == [[2544, 3020], [4924, 5400]]
+
+
+def test_fully_connected_zero_points() -> None:
+    # input [1, 2, 3] - (-1) = [2, 3, 4]; weight rows [[1,0,-1],[2,2,2]] - 2 = [[-1,-2,-3],[0,0,0]]
+    # out = [2*-1 + 3*-2 + 4*-3, 0] + bias [10, 20] = [-20 + 10, 20] = [-10, 20]
+    x = np.array([[1, 2, 3]], np.int8)
+    w = np.array([[1, 0, -1], [2, 2, 2]], np.int8)
+    out = run_op("tosa.fully_connected", [("tensor<1x3xi8>", x), ("tensor<2x3xi8>", w), ("tensor<2xi32>", np.array([10, 20]))],
+                 "tensor<1x2xi32>", "input_zp = -1 : i64, weight_zp = 2 : i64")
+    assert L(out) == [[-10, 20]]
+
+
+def test_max_pool_int8_padding_ignored() -> None:
+    # all inputs negative: padding must not contribute 0 (max starts at minimum<int8>)
+    x = np.array([-5, -7, -3, -100], np.int8).reshape(1, 2, 2, 1)
+    out = run_op("tosa.max_pool2d", [("tensor<1x2x2x1xi8>", x)], "tensor<1x3x3x1xi8>",
+                 "kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>")
+    # windows: (0,0) {-5}; (0,1) {-5,-7}; (0,2) {-7}; (1,0) {-5,-3}; (1,1) all; (1,2) {-7,-100};
+    #          (2,0) {-3}; (2,1) {-3,-100}; (2,2) {-100}
+    assert L(out.reshape(3, 3)) == [[-5, -5, -7], [-3, -3, -7], [-3, -3, -100]]
+
+
+def test_resize_float_negative_offset_floor() -> None:
+    # IW = 2, stride_x 0.5, offset_x -0.25: OW = trunc((1 + 0.25) / 0.5) + 1 = 3
+    # x = -0.25: ix = floor = -1, dx = 0.75, ix0 = ix1 = 0 -> v0;  x = 0.25: 0.75 v0 + 0.25 v1;
+    # x = 0.75: 0.25 v0 + 0.75 v1.  v = [4, 8] -> [4, 5, 7]; nearest: [4 (ix1 = 0), 4, 8]
+    x = np.array([4.0, 8.0], np.float32).reshape(1, 1, 2, 1)
+    out = _resize(x, "f32", "f32", (1, 3), (1.0, 0.5), (0.0, -0.25), (0, 0), 0, "BILINEAR", float_attrs=True)
+    assert L(out.reshape(-1)) == [4.0, 5.0, 7.0]
+    out = _resize(x, "f32", "f32", (1, 3), (1.0, 0.5), (0.0, -0.25), (0, 0), 0, "NEAREST", float_attrs=True)
+    assert L(out.reshape(-1)) == [4.0, 4.0, 8.0]
+
+
+def test_avg_pool_int8_output_clip() -> None:
+    # all 127, input_zp 0, output_zp 10: mean 127 -> 137 -> clip 127; all -128, output_zp -10 -> -138 -> -128
+    x = np.full((1, 2, 2, 1), 127, np.int8)
+    assert L(_avg_pool(x, "i8", (2, 2), (1, 1), (0, 0, 0, 0), (1, 1, 1, 1), ozp=10).reshape(-1)) == [127]
+    x = np.full((1, 2, 2, 1), -128, np.int8)
+    assert L(_avg_pool(x, "i8", (2, 2), (1, 1), (0, 0, 0, 0), (1, 1, 1, 1), ozp=-10).reshape(-1)) == [-128]
+
+
+def test_matmul_int16_int48() -> None:
+    # 64 products of (-32768)*(-32768) = 2^30 each: 2^36 (beyond int32)
+    a = np.full((1, 1, 64), -32768, np.int16)
+    b = np.full((1, 64, 1), -32768, np.int16)
+    out = run_op("tosa.matmul", [("tensor<1x1x64xi16>", a), ("tensor<1x64x1xi16>", b)], "tensor<1x1x1xi48>",
+                 "A_zp = 0 : i64, B_zp = 0 : i64")
+    assert L(out.reshape(-1)) == [1 << 36]
+
+
+def test_transpose_conv2d_zero_points() -> None:
+    # 1x1 input [5] - input_zp 2 = 3; weight 1x2x2x1 [[1,2],[3,4]] - weight_zp 1 = [[0,1],[2,3]]
+    # stride 1, out_pad 0 -> OH = OW = 2; out = 3 * w' + bias 1 = [[1, 4], [7, 10]]
+    out = run_op("tosa.transpose_conv2d",
+                 [("tensor<1x1x1x1xi8>", np.array([5], np.int8).reshape(1, 1, 1, 1)),
+                  ("tensor<1x2x2x1xi8>", np.array([1, 2, 3, 4], np.int8).reshape(1, 2, 2, 1)),
+                  ("tensor<1xi32>", np.array([1]))],
+                 "tensor<1x2x2x1xi32>",
+                 "out_pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>, out_shape = array<i64: 1, 2, 2, 1>, "
+                 "input_zp = 2 : i64, weight_zp = 1 : i64")
+    assert L(out.reshape(2, 2)) == [[1, 4], [7, 10]]
+
+
+def test_argmax_middle_axis_rank3() -> None:
+    # shape [2, 3, 2], axis 1: for each (i, k) the index j of the max of x[i, :, k]
+    x = np.array([[[1, 9], [5, 9], [3, 2]], [[0, -1], [0, -2], [7, -1]]], np.int8)
+    out = run_op("tosa.argmax", [("tensor<2x3x2xi8>", x)], "tensor<2x2xi32>", "axis = 1 : i64")
+    assert L(out) == [[1, 0], [2, 0]]
+
+
+def test_shift_amount_requires() -> None:
+    with pytest.raises(TosaUnpredictable):  # ARITHMETIC_RIGHT_SHIFT: 0 <= value2
+        _bin("tosa.arithmetic_right_shift", np.array([8], np.int16), np.array([-1], np.int16), "i16", "round = true")
+    with pytest.raises(TosaUnpredictable):  # int16: value2 <= 15
+        _bin("tosa.arithmetic_right_shift", np.array([8], np.int16), np.array([16], np.int16), "i16", "round = false")
+    with pytest.raises(TosaUnpredictable):  # LOGICAL_RIGHT_SHIFT: value2 <= 31
+        _bin("tosa.logical_right_shift", np.array([8], np.int32), np.array([32], np.int32), "i32")
+
+
+def test_rescale_int16_input_zp_forbidden() -> None:
+    with pytest.raises(VerifyError):
+        rescale(np.array([1], np.int16), "i16", "i8", [1 << 30], [30], izp=1)
