@@ -6,7 +6,8 @@ instance chosen by a list scheduler; the executes' order in the IR is the schedu
 - Aliases: results of kernels/copies/``buf.concat_view`` are replaced by the buffers they alias
   (their ``outs``), so every task names outer buffers (allocations, constants, arguments).
 - Views (``buf.reshape``/``buf.subview``) are cloned into each task that uses them (a task is
-  self-contained); ``buf.alloc``/``buf.const`` stay at the top of the function.
+  self-contained); ``buf.alloc``/``buf.const`` stay at the top of the function; those no task uses
+  are erased (so the blob holds no dead constant).
 - Dependencies: a task depends on every earlier task that wrote a buffer it reads (RAW) or writes
   (WAW), and on every earlier task that read a buffer it writes (WAR); buffers are compared by their
   base (views resolved). ``optimize-async-deps`` removes the redundant ones.
@@ -32,7 +33,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nnkiln.dialects.async_ import AwaitAllOp, ExecuteOp, YieldOp
-from nnkiln.dialects.buf import ConcatViewOp, CopyOp, KernelOp, ReshapeOp, SubviewOp, base_buffer, byte_size
+from nnkiln.dialects.buf import AllocOp, ConcatViewOp, ConstOp, CopyOp, KernelOp, ReshapeOp, SubviewOp, base_buffer, byte_size
 
 TASK_OPS = (KernelOp, CopyOp)
 VIEW_OPS = (ReshapeOp, SubviewOp)
@@ -173,8 +174,8 @@ def wrap_function(func: FuncOp, executor: str, instances: int) -> None:
     sinks = [tokens[i] for i, _ in order if i not in consumed]
     if sinks:
         block.insert_op_before(AwaitAllOp(sinks), ret)
-    for op in reversed(list(block.ops)):  # top-level views are now unused
-        if isinstance(op, VIEW_OPS) and not op.results[0].uses:
+    for op in reversed(list(block.ops)):  # top-level views are now unused; so are dead constants/allocations
+        if isinstance(op, (*VIEW_OPS, ConstOp, AllocOp)) and not op.results[0].uses:
             op.detach()
             op.erase()
 

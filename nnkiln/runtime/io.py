@@ -36,8 +36,10 @@ def load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
     result: dict[str, np.ndarray] = {}
 
     def put(name: str, arr: np.ndarray, spec: str) -> None:
-        if not name or name in result:
-            raise InputError(f"input '{spec}': empty or repeated input name '{name}'")
+        if not name:
+            raise InputError(f"input '{spec}': empty input name")
+        if name in result:
+            raise InputError(f"input '{name}' is given twice (in '{spec}')")
         result[name] = arr
 
     for spec in specs:
@@ -49,6 +51,8 @@ def load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
             with data:
                 keys = list(data.keys())
                 if not name:
+                    if not keys:
+                        raise InputError(f"{path}: the archive holds no arrays")
                     for k in keys:
                         put(k, data[k], spec)
                 elif name in keys:

@@ -10,17 +10,30 @@ from xdsl.passes import ModulePass
 def registry() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name → a function returning the pass class (imported lazily)."""
 
-    def generic(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    def lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
         def load() -> type[ModulePass]:
             import importlib
 
-            return getattr(importlib.import_module(f"nnkiln.transforms.{module}"), cls)
+            return getattr(importlib.import_module(f"nnkiln.{module}"), cls)
 
         return load
 
     return {
-        "canonicalize": generic("generic.canonicalize", "Canonicalize"),
-        "cse": generic("generic.cse", "Cse"),
-        "dce": generic("generic.dce", "Dce"),
-        "fold-constants": generic("tosa.fold_constants", "FoldConstants"),
+        # generic
+        "canonicalize": lazy("transforms.generic.canonicalize", "Canonicalize"),
+        "cse": lazy("transforms.generic.cse", "Cse"),
+        "dce": lazy("transforms.generic.dce", "Dce"),
+        # level 3: tosa
+        "fold-constants": lazy("transforms.tosa.fold_constants", "FoldConstants"),
+        "cancel-transpose-pairs": lazy("transforms.tosa.cancel_transpose_pairs", "CancelTransposePairs"),
+        # level 3 -> 2 -> 1 conversions
+        "tosa-to-buf": lazy("conversion.tosa_to_buf", "TosaToBuf"),
+        "wrap-into-async-regions": lazy("conversion.buf_to_async", "WrapIntoAsyncRegions"),
+        "async-to-rt": lazy("conversion.async_to_rt", "AsyncToRt"),
+        # level 2: buf, async
+        "fuse-post-ops": lazy("transforms.buf.fuse_post_ops", "FusePostOps"),
+        "optimize-async-deps": lazy("transforms.async_.optimize_async_deps", "OptimizeAsyncDeps"),
+        "static-allocation": lazy("transforms.async_.static_allocation", "StaticAllocation"),
+        # level 1: rt
+        "assign-physical-barriers": lazy("transforms.rt.assign_physical_barriers", "AssignPhysicalBarriers"),
     }

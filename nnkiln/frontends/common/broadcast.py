@@ -18,8 +18,9 @@ def reshape(g: GraphBuilder, value: SSAValue, shape: Sequence[int]) -> SSAValue:
     """``tosa.reshape`` to ``shape`` (no op if the shape already matches)."""
     from nnkiln.dialects.tosa.ops_data_layout import ReshapeOp
 
+    shape = tuple(int(d) for d in shape)
     current = tuple(value.type.get_shape())  # type: ignore[attr-defined]
-    if current == tuple(shape):
+    if current == shape:
         return value
     return g.value(ReshapeOp, [value], value.type.element_type, new_shape=list(shape))  # type: ignore[attr-defined]
 

@@ -88,6 +88,7 @@ def assign(tasks: list[TaskOp], limit: int) -> dict[int, tuple[int, set[int]]] |
         for b in t.wait_ids:
             virtual.setdefault(b, Use()).consumers.add(i)
     current: list[Use] = []  # physical id → its current use
+    previous: list[set[int]] = []  # physical id → the tasks of its previous use
     last_start: list[int] = []
     mapping: dict[int, tuple[int, set[int]]] = {}
 
@@ -103,9 +104,10 @@ def assign(tasks: list[TaskOp], limit: int) -> dict[int, tuple[int, set[int]]] |
         elif len(current) < limit:
             p = len(current)
             current.append(Use())
+            previous.append(set())
             last_start.append(start)
         else:
-            p = _merge(current, use, b)
+            p = _merge(current, previous, use, b, anc)
             if p >= 0:
                 mapping[b] = (p, set(use.producers))
                 continue
@@ -117,17 +119,19 @@ def assign(tasks: list[TaskOp], limit: int) -> dict[int, tuple[int, set[int]]] |
                 extra.setdefault(c, set()).add(x)
             anc = happens_before(tasks, extra)
             use = Use({x}, set(use.consumers), [b])
+        previous[p] = current[p].producers | current[p].consumers
         current[p] = Use(set(use.producers), set(use.consumers), [b])
         last_start[p] = start
         mapping[b] = (p, set(use.producers))
     return mapping
 
 
-def _merge(current: list[Use], use: Use, b: int) -> int:
-    """Merge ``use`` into a current use when every producer precedes every consumer in task order."""
+def _merge(current: list[Use], previous: list[set[int]], use: Use, b: int, anc: list[int]) -> int:
+    """Merge ``use`` into a current use when every producer precedes every consumer in task order and
+    the previous use of that id is over before ``use``'s producers (as for a reuse)."""
     for q, u in enumerate(current):
         prods, cons = u.producers | use.producers, u.consumers | use.consumers
-        if cons and max(prods) < min(cons):
+        if cons and max(prods) < min(cons) and all((anc[x] >> c) & 1 for x in use.producers for c in previous[q]):
             u.producers, u.consumers = prods, cons
             u.virtual.append(b)
             return q

@@ -38,7 +38,7 @@ def random_schedule(seed: int) -> tuple[str, list[tuple[int, int]]]:
     return "func.func @main() {\n" + "\n".join(lines) + "\nfunc.return\n}\n", deps
 
 
-@pytest.mark.parametrize("seed", range(150))
+@pytest.mark.parametrize("seed", range(300))
 def test_dependencies_survive(seed: int) -> None:
     text, deps = random_schedule(seed)
     limit = [1, 2, 3, 4, 64][seed % 5]

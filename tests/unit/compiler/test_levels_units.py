@@ -138,3 +138,25 @@ def test_int8_conv_rescale_is_bit_exact_and_not_fused() -> None:
     x = np.random.default_rng(2).integers(-128, 128, (1, 4, 4, 2)).astype(np.int8)
     expected = run(parse_module(text), {"x": x})["output0"]
     np.testing.assert_array_equal(simulate(module, {"x": x})[0], expected)
+
+
+def test_quantized_types_and_const_declare_through_the_levels() -> None:
+    """Quantized element types survive bufferization; const.declare becomes buf.const with its data;
+    constants nobody uses are dropped by wrap-into-async-regions; an identity output is a copy."""
+    from nnkiln.ir.passes import PassManager
+    from nnkiln.pipelines import pipeline
+
+    q = "!quant.uniform<i8:f32, 5.000000e-01>"
+    text = f"""func.func @main(%x: tensor<1x4x{q}>) -> (tensor<1x4x{q}>, tensor<4xi8>, tensor<1x4x{q}>) {{
+  %w = const.declare tensor<4xi8> = #const.content<dense<[1, 2, 3, 4]> : tensor<4xi8>>
+  %unused = tosa.const {{values = dense<[[1, 2, 3, 4]]> : tensor<1x4xi8>}} : tensor<1x4x{q}>
+  %c = tosa.clamp %x {{min_val = -5 : i64, max_val = 5 : i64}} : (tensor<1x4x{q}>) -> tensor<1x4x{q}>
+  %i = tosa.identity %x : (tensor<1x4x{q}>) -> tensor<1x4x{q}>
+  func.return %c, %w, %i : tensor<1x4x{q}>, tensor<4xi8>, tensor<1x4x{q}>
+}}"""
+    module = parse_module(text)
+    PassManager(pipeline("reference", get_target("cpu", 1))).run(module)
+    out = print_module(module)
+    assert f'buf.kernel "tosa.clamp" ins(%x_1 : memref<1x4x{q}>) outs(%out0_1 : memref<1x4x{q}>)' in out
+    assert out.count("buf.const") == 1 and "dense<[1, 2, 3, 4]> : tensor<4xi8>} : memref<4xi8>" in out
+    assert out.count("buf.copy") == 2

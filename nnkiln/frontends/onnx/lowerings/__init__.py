@@ -41,7 +41,21 @@ def fusion(*op_types: str) -> Callable[[Callable[[Any], Sequence[Any] | None]], 
     return register
 
 
-_FAMILIES = ("constants", "elementwise", "nn", "shape", "reduce", "quant", "control")
+_FAMILIES = (
+    "constants",
+    "elementwise_math",
+    "elementwise_activation",
+    "elementwise_logic",
+    "elementwise_cast",
+    "nn",
+    "shape_views",
+    "shape_gather",
+    "shape_generate",
+    "shape_resize",
+    "reduce",
+    "quant",
+    "control",
+)
 
 for _family in _FAMILIES:
     try:

@@ -25,14 +25,13 @@ infinite loop) is not supported. A constant trip count beyond int32 (exporters u
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from xdsl.builder import Builder
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Region, SSAValue
-from xdsl.rewriter import InsertPoint
 
 from nnkiln.dialects.tosa.base import Kind, element_type
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
@@ -76,25 +75,19 @@ def _fresh(v: TensorValue) -> TensorValue:
     return TensorValue(tuple(v.shape), v.kind, const=v.const)
 
 
-class _Scope:
-    """Builds ops into a fresh block: swaps the GraphBuilder's insertion point and constant cache and
-    the importer's value table, restoring them on exit."""
-
-    def __init__(self, ctx: NodeContext, arg_types: Sequence[TensorType]):
-        self.ctx = ctx
-        self.block = Block(arg_types=list(arg_types))
-
-    def __enter__(self) -> _Scope:
-        g, imp = self.ctx.g, self.ctx.importer
-        self._saved = (g.builder, g._consts, dict(imp.values), g.node)  # noqa: SLF001
-        g.builder = Builder(InsertPoint.at_end(self.block))
-        g._consts = {}  # noqa: SLF001  (constants must be defined inside the isolated region)
-        imp.values = {k: (_fresh(v) if v is not None and v.is_const else v) for k, v in imp.values.items()}
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        g, imp = self.ctx.g, self.ctx.importer
-        g.builder, g._consts, imp.values, g.node = self._saved  # noqa: SLF001
+@contextmanager
+def _scope(ctx: NodeContext, arg_types: Sequence[TensorType]) -> Iterator[Block]:
+    """Build ops into a fresh block (``GraphBuilder.region``: its own insertion point and constant
+    cache) with a copy of the importer's value table whose constants have no IR yet, so they are
+    re-emitted inside the isolated region; the value table is restored on exit."""
+    imp = ctx.importer
+    with ctx.g.region(arg_types) as block:
+        saved = imp.values
+        imp.values = {k: (_fresh(v) if v is not None and v.is_const else v) for k, v in saved.items()}
+        try:
+            yield block
+        finally:
+            imp.values = saved
 
 
 def _captures(ctx: NodeContext, graphs: Sequence[Any], exclude: set[str]) -> tuple[list[str], list[SSAValue]]:
@@ -185,14 +178,14 @@ def If(ctx: NodeContext) -> Result:
     regions = []
     out_types: list[list[Any]] = []
     for gr in (then_g, else_g):
-        with _Scope(ctx, arg_types) as scope:
-            for n, arg in zip(names, scope.block.args):
+        with _scope(ctx, arg_types) as block:
+            for n, arg in zip(names, block.args):
                 ctx.importer.values[n] = TensorValue.of(arg)
             outs = _lower_graph_body(ctx, gr)
             vals = [ctx.importer.materialize(o) for o in outs]
             _yield(ctx, vals)
         out_types.append([v.type for v in vals])
-        regions.append(Region(scope.block))
+        regions.append(Region(block))
     if out_types[0] != out_types[1]:
         raise ctx.error(f"the branches yield different types {[str(t) for t in out_types[0]]} and "
                         f"{[str(t) for t in out_types[1]]}; not supported (TOSA needs one static type per output)")
@@ -257,18 +250,18 @@ def Loop(ctx: NodeContext) -> Result:
     k0 = 3 if trip is not None else 2
 
     # cond graph
-    with _Scope(ctx, types) as scope:
-        a = scope.block.args
+    with _scope(ctx, types) as block:
+        a = block.args
         c = a[1]
         if trip is not None:
             more = g.value(GreaterOp, [a[2], a[0]], b1)
             c = g.value(LogicalAndOp, [c, more], b1)
         _yield(ctx, [c])
-    cond_region = Region(scope.block)
+    cond_region = Region(block)
 
     # body graph
-    with _Scope(ctx, types) as scope:
-        a = scope.block.args
+    with _scope(ctx, types) as block:
+        a = block.args
         imp = ctx.importer
         imp.values[body.input[0].name] = TensorValue.of(a[0])
         imp.values[body.input[1].name] = TensorValue.of(a[1])
@@ -285,7 +278,7 @@ def Loop(ctx: NodeContext) -> Result:
                                 "(WHILE_LOOP needs static loop-carried types)")
         nxt = g.value(AddOp, [a[0], g.const(np.array(1, np.int32), TensorType(i32, []))], i32)
         _yield(ctx, [nxt, cond_out] + ([a[2]] if trip is not None else []) + new_vals + list(a[k0 + n_carried:]))
-    body_region = Region(scope.block)
+    body_region = Region(block)
     op = WhileLoopOp.make(state, cond_region, body_region)
     _insert(ctx, op)
     return list(op.results[k0:k0 + n_carried])

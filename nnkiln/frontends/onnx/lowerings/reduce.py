@@ -26,7 +26,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
-from nnkiln.dialects.tosa.ops_data_layout import ReshapeOp, ReverseOp
+from nnkiln.dialects.tosa.ops_data_layout import ReverseOp
 from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp, SubOp
 from nnkiln.dialects.tosa.ops_elementwise_unary import (
     AbsOp,
@@ -46,25 +46,12 @@ from nnkiln.dialects.tosa.ops_reduction import (
     ReduceSumOp,
 )
 from nnkiln.dialects.tosa.ops_tensor import ArgMaxOp
+from nnkiln.frontends.common.arith import etype, shape_of
+from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import lowering
 
 Result = TensorValue | SSAValue | np.ndarray
-
-
-def _shape(v: SSAValue) -> tuple[int, ...]:
-    return tuple(v.type.get_shape())  # type: ignore[attr-defined]
-
-
-def _etype(v: SSAValue):  # noqa: ANN202
-    return v.type.element_type  # type: ignore[attr-defined]
-
-
-def _reshape(ctx: NodeContext, v: SSAValue, shape: Sequence[int]) -> SSAValue:
-    shape = tuple(int(d) for d in shape)
-    if _shape(v) == shape:
-        return v
-    return ctx.g.value(ReshapeOp, [v], _etype(v), new_shape=list(shape))
 
 
 def _const_like(ctx: NodeContext, v: SSAValue, value: float) -> SSAValue:
@@ -73,19 +60,19 @@ def _const_like(ctx: NodeContext, v: SSAValue, value: float) -> SSAValue:
     dtype = {Kind.F32: np.float32, Kind.F16: np.float16, Kind.I32: np.int32}.get(kind)
     if dtype is None:
         raise ctx.error(f"{kind.value} is not supported here")
-    arr = np.full((1,) * len(_shape(v)), value, dtype=dtype)
+    arr = np.full((1,) * len(shape_of(v)), value, dtype=dtype)
     return ctx.importer.materialize(TensorValue.constant(arr))
 
 
 def _reduce_axis(ctx: NodeContext, op: type, v: SSAValue, axis: int) -> SSAValue:
-    shape = _shape(v)
+    shape = shape_of(v)
     if len(shape) <= 4:
-        return ctx.g.value(op, [v], _etype(v), axis=axis)
+        return ctx.g.value(op, [v], etype(v), axis=axis)
     pre, d, post = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
-    r = ctx.g.value(op, [_reshape(ctx, v, (pre, d, post))], _etype(v), axis=1)
+    r = ctx.g.value(op, [reshape(ctx.g, v, (pre, d, post))], etype(v), axis=1)
     out = list(shape)
     out[axis] = 1
-    return _reshape(ctx, r, out)
+    return reshape(ctx.g, r, out)
 
 
 def _axes(ctx: NodeContext, attr_until: int) -> tuple[list[int], bool]:
@@ -109,7 +96,7 @@ def _axes(ctx: NodeContext, attr_until: int) -> tuple[list[int], bool]:
 
 def _chain(ctx: NodeContext, op: type, v: SSAValue, axes: Sequence[int]) -> SSAValue:
     for a in axes:
-        if _shape(v)[a] != 1:  # reducing a size-1 axis is the identity
+        if shape_of(v)[a] != 1:  # reducing a size-1 axis is the identity
             v = _reduce_axis(ctx, op, v, a)
     return v
 
@@ -118,8 +105,8 @@ def _finish(ctx: NodeContext, v: SSAValue, axes: Sequence[int]) -> SSAValue:
     keepdims = bool(ctx.attr("keepdims", 1))
     if keepdims:
         return v
-    out = [d for i, d in enumerate(_shape(v)) if i not in set(axes)]
-    return _reshape(ctx, v, out)
+    out = [d for i, d in enumerate(shape_of(v)) if i not in set(axes)]
+    return reshape(ctx.g, v, out)
 
 
 def _require_kinds(ctx: NodeContext, kinds: Sequence[Kind]) -> Kind:
@@ -195,32 +182,32 @@ def _reduce(ctx: NodeContext, name: str, attr_until: int) -> list[Result]:
             return [x]
         n = math.prod(data.shape[a] for a in axes)
         s = _chain(ctx, ReduceSumOp, x, axes)
-        return [_finish(ctx, ctx.g.value(MulOp, [s, _const_like(ctx, s, 1.0 / n)], _etype(s)), axes)]
+        return [_finish(ctx, ctx.g.value(MulOp, [s, _const_like(ctx, s, 1.0 / n)], etype(s)), axes)]
     if name in ("ReduceL1", "ReduceSumSquare", "ReduceL2"):
         k = _require_kinds(ctx, _SUM_KINDS if name != "ReduceL2" else _FLOATS)
         if name == "ReduceL1":
-            y = ctx.g.value(AbsOp, [x], _etype(x))
+            y = ctx.g.value(AbsOp, [x], etype(x))
         else:
-            y = ctx.g.value(MulOp, [x, x], _etype(x))
+            y = ctx.g.value(MulOp, [x, x], etype(x))
         del k
         if not noop:
             y = _chain(ctx, ReduceSumOp, y, axes)
         if name == "ReduceL2":
-            y = ctx.g.value(ReciprocalOp, [ctx.g.value(RsqrtOp, [y], _etype(y))], _etype(y))
+            y = ctx.g.value(ReciprocalOp, [ctx.g.value(RsqrtOp, [y], etype(y))], etype(y))
         return [_finish(ctx, y, axes) if not noop else y]
     if name == "ReduceLogSum":
         _require_kinds(ctx, _FLOATS)
         y = x if noop else _chain(ctx, ReduceSumOp, x, axes)
-        y = ctx.g.value(LogOp, [y], _etype(y))
+        y = ctx.g.value(LogOp, [y], etype(y))
         return [y if noop else _finish(ctx, y, axes)]
     if name == "ReduceLogSumExp":
         _require_kinds(ctx, _FLOATS)
         if noop:
-            return [ctx.g.value(LogOp, [ctx.g.value(ExpOp, [x], _etype(x))], _etype(x))]
+            return [ctx.g.value(LogOp, [ctx.g.value(ExpOp, [x], etype(x))], etype(x))]
         m = _chain(ctx, ReduceMaxOp, x, axes)
-        e = ctx.g.value(ExpOp, [ctx.g.value(SubOp, [x, m], _etype(x))], _etype(x))
+        e = ctx.g.value(ExpOp, [ctx.g.value(SubOp, [x, m], etype(x))], etype(x))
         s = _chain(ctx, ReduceSumOp, e, axes)
-        y = ctx.g.value(AddOp, [ctx.g.value(LogOp, [s], _etype(s)), m], _etype(s))
+        y = ctx.g.value(AddOp, [ctx.g.value(LogOp, [s], etype(s)), m], etype(s))
         return [_finish(ctx, y, axes)]
     raise ctx.error(f"{name} is not supported")
 
@@ -270,25 +257,25 @@ def _arg(ctx: NodeContext, is_min: bool) -> list[Result]:
         raise ctx.error("zero-size input is not supported")
     x = ctx.tensor(0)
     if rank > 4:  # view as [pre, d, post] (ARGMAX takes rank <= 4)
-        x = _reshape(ctx, x, (math.prod(data.shape[:axis]), d, math.prod(data.shape[axis + 1:])))
+        x = reshape(ctx.g, x, (math.prod(data.shape[:axis]), d, math.prod(data.shape[axis + 1:])))
         axis = 1
-        dropped_view = [_shape(x)[0], _shape(x)[2]]
+        dropped_view = [shape_of(x)[0], shape_of(x)[2]]
     else:
         dropped_view = dropped
     if k is Kind.I32:
         raise ctx.error("int32 input is not supported (TOSA ARGMAX takes int8, int16 and floats)")
     if is_min:
-        x = ctx.g.value(NegateOp if k in _FLOATS else BitwiseNotOp, [x], _etype(x))
+        x = ctx.g.value(NegateOp if k in _FLOATS else BitwiseNotOp, [x], etype(x))
     if last:
-        x = ctx.g.value(ReverseOp, [x], _etype(x), axis=axis) if d > 1 else x
+        x = ctx.g.value(ReverseOp, [x], etype(x), axis=axis) if d > 1 else x
     i32 = element_type(Kind.I32)
     r = ctx.g.value(ArgMaxOp, [x], i32, axis=axis)
     if last:
         c = ctx.importer.materialize(TensorValue.constant(np.full((1,) * max(1, len(dropped_view)), d - 1, np.int32)))
         if not dropped_view:
-            r = _reshape(ctx, r, (1,))
+            r = reshape(ctx.g, r, (1,))
         r = ctx.g.value(SubOp, [c, r], i32)
-    return [_reshape(ctx, r, kept if keepdims else dropped)]
+    return [reshape(ctx.g, r, kept if keepdims else dropped)]
 
 
 @lowering("ArgMax")
