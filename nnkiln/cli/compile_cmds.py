@@ -177,27 +177,14 @@ def run_parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from nnkiln.runtime import load_blob
-    from nnkiln.runtime.io import load_inputs, save_outputs
+    from nnkiln.runtime.io import load_inputs, report_outputs
 
     exe = load_blob(args.blob)
     outputs = exe.run(load_inputs(args.input))
-    for name, arr in outputs.items():
-        a = np.asarray(arr)
-        stats = ""
-        if a.size and a.dtype.kind in "biuf":
-            af = a.astype(np.float64)
-            stats = f" min={af.min():.6g} max={af.max():.6g} mean={af.mean():.6g}"
-        print(f"{name}: {a.dtype}{list(a.shape)}{stats}")
-        if args.print_values:
-            print(np.array2string(a, threshold=64))
+    report_outputs(outputs, args.print_values, args.output)
     if args.stats:
         print(json.dumps(exe.stats, indent=1))
-    if args.output:
-        save_outputs(outputs, args.output)
-        print(f"outputs saved to {args.output}")
     return 0
 
 

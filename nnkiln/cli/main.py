@@ -165,8 +165,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import numpy as np
-
     if args.file.endswith(".kiln"):  # a compiled blob: the runtime, not the reference interpreter
         from nnkiln.cli.compile_cmds import run_main
 
@@ -185,18 +183,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.random_inputs:
         inputs = {**random_inputs(module, args.seed), **inputs}
     outputs = interpreter.run(module, inputs)
-    for name, arr in outputs.items():
-        a = np.asarray(arr)
-        stats = ""
-        if a.size and a.dtype.kind in "biuf":
-            af = a.astype(np.float64)
-            stats = f" min={af.min():.6g} max={af.max():.6g} mean={af.mean():.6g}"
-        print(f"{name}: {a.dtype}{list(a.shape)}{stats}")
-        if args.print_values:
-            print(np.array2string(a, threshold=64))
-    if args.output:
-        interpreter.save_outputs(outputs, args.output)
-        print(f"outputs saved to {args.output}")
+    from nnkiln.runtime.io import report_outputs
+
+    report_outputs(outputs, args.print_values, args.output)
     return 0
 
 

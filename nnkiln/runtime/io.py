@@ -85,3 +85,19 @@ def save_outputs(outputs: Mapping[str, np.ndarray], path: str) -> None:
             np.savez(path, **conv)
     except OSError as err:
         raise InputError(f"{path}: cannot write: {err}") from None
+
+
+def report_outputs(outputs: Mapping[str, np.ndarray], print_values: bool = False, path: str | None = None) -> None:
+    """Print one summary line per output (dtype, shape, min/max/mean), optionally the values, and save them."""
+    for name, arr in outputs.items():
+        a = np.asarray(arr)
+        stats = ""
+        if a.size and (a.dtype.kind in "biuf" or a.dtype == np.dtype(ml_dtypes.bfloat16)):
+            af = a.astype(np.float64)
+            stats = f" min={af.min():.6g} max={af.max():.6g} mean={af.mean():.6g}"
+        print(f"{name}: {a.dtype}{list(a.shape)}{stats}")
+        if print_values:
+            print(np.array2string(a, threshold=64))
+    if path:
+        save_outputs(outputs, path)
+        print(f"outputs saved to {path}")

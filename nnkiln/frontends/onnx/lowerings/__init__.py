@@ -53,7 +53,8 @@ _FAMILIES = (
     "shape_generate",
     "shape_resize",
     "reduce",
-    "quant",
+    "quant_ops",
+    "quant_qdq_fusion",
     "control",
 )
 

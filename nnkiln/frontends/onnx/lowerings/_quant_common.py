@@ -32,8 +32,6 @@ in TOSA 0.30 (RESCALE takes ranks 1..4, RESHAPE has no unsigned types): such par
 from __future__ import annotations
 
 import dataclasses
-import math
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,10 +40,7 @@ from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type
 from nnkiln.frontends.common.arith import kind_of_value, shape_of
-from nnkiln.frontends.common.broadcast import reshape
-from nnkiln.frontends.common.layout import transpose, transpose_const
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
-from nnkiln.frontends.onnx.lowerings import LOWERINGS, fusion, lowering
 from nnkiln.frontends.onnx.lowerings._integers import rescale, widen_i32
 
 Result = list[Any]
@@ -340,7 +335,6 @@ def out_kind_of_zp(ctx: NodeContext, idx: int) -> Kind:
     return elem_kind_of_array(ctx, np.asarray(v.const), v.kind) if v.is_const else v.kind
 
 
-
 # ------------------------------------------------------------------------------------------------
 # shared by QuantizeLinear and the QDQ fusion
 
@@ -400,7 +394,6 @@ def requant_signed(ctx: NodeContext, x: SSAValue, xz: int, scale: float | Sequen
     if qlo > rlo or qhi < rhi:
         y = emit(ctx, ClampOp, [y], signed, min_val=int(qlo), max_val=int(qhi))
     return y
-
 
 
 def is_dynamic(ctx: NodeContext, *idx: int) -> bool:

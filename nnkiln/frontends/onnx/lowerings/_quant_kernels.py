@@ -6,33 +6,22 @@ See ``_quant_common`` for the family's conventions.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import weakref
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.ir import SSAValue
 
-from nnkiln.dialects.tosa.base import Kind, element_type
+from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common.arith import kind_of_value, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.layout import transpose, transpose_const
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
-from nnkiln.frontends.onnx.lowerings import LOWERINGS, fusion, lowering
 from nnkiln.frontends.onnx.lowerings._integers import rescale, widen_i32
 from nnkiln.frontends.onnx.lowerings._quant_common import (
-    act,
-    as_target,
     axis_shape,
-    BF16,
-    check_block,
     clamp_i32,
     const,
-    dequantize_ir,
-    DequantizedValue,
-    DQ_KINDS,
     elem_kind_of_array,
     emit,
     F16,
@@ -40,33 +29,14 @@ from nnkiln.frontends.onnx.lowerings._quant_common import (
     I16,
     I32,
     I8,
-    is_dynamic,
-    LazyValue,
     narrow_i32,
-    NP_DTYPES,
-    ONNX_ELEM,
-    out_kind_of_zp,
-    per_axis,
-    Q_KINDS,
-    q_out_kind,
-    QuantInfo,
-    quantize_ir,
     RANGE,
-    requant_signed,
     requantize,
-    Result,
     scalar_const,
-    scale_vec,
     SIGNED,
-    signed_tensor,
-    Target,
     to_signed,
     U16,
     U8,
-    UNSUPPORTED_ELEM,
-    zp_array,
-    zp_input,
-    zp_kind,
 )
 
 
@@ -226,7 +196,6 @@ def act_i8(ctx: NodeContext, idx: int, zp: np.ndarray, what: str) -> tuple[SSAVa
     if zp.size != 1:
         raise ctx.error(f"a per-axis zero point of {what} is not supported")
     return to_signed(ctx, v if not v.is_const else TensorValue.constant(np.asarray(v.const)), int(zp[0]))
-
 
 
 # ------------------------------------------------------------------------------------------------

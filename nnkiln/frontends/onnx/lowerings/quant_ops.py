@@ -6,30 +6,19 @@ run-time parameters): see ``_quant_common``; the QDQ fusion that consumes Dequan
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import weakref
-from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 from xdsl.ir import SSAValue
 
-from nnkiln.dialects.tosa.base import Kind, element_type
-from nnkiln.frontends.common.arith import kind_of_value, shape_of
-from nnkiln.frontends.common.broadcast import reshape
-from nnkiln.frontends.common.layout import transpose, transpose_const
+from nnkiln.frontends.common.arith import shape_of
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
-from nnkiln.frontends.onnx.lowerings import LOWERINGS, fusion, lowering
-from nnkiln.frontends.onnx.lowerings._integers import rescale, widen_i32
+from nnkiln.frontends.onnx.lowerings import lowering
+from nnkiln.frontends.onnx.lowerings._integers import rescale
 from nnkiln.frontends.onnx.lowerings._quant_common import (
     act,
     as_target,
     axis_shape,
-    BF16,
     check_block,
-    clamp_i32,
-    const,
     dequantize_ir,
     DequantizedValue,
     DQ_KINDS,
@@ -37,12 +26,9 @@ from nnkiln.frontends.onnx.lowerings._quant_common import (
     emit,
     F16,
     F32,
-    I16,
     I32,
     I8,
     is_dynamic,
-    LazyValue,
-    narrow_i32,
     NP_DTYPES,
     ONNX_ELEM,
     out_kind_of_zp,
@@ -55,15 +41,10 @@ from nnkiln.frontends.onnx.lowerings._quant_common import (
     requant_signed,
     requantize,
     Result,
-    scalar_const,
     scale_vec,
     SIGNED,
-    signed_tensor,
     Target,
-    to_signed,
-    U16,
     U8,
-    UNSUPPORTED_ELEM,
     zp_array,
     zp_input,
     zp_kind,

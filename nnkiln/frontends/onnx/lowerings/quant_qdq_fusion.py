@@ -26,99 +26,44 @@ from typing import Any
 import numpy as np
 from xdsl.ir import SSAValue
 
-from nnkiln.dialects.tosa.base import Kind, element_type
+from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common.arith import kind_of_value, shape_of
-from nnkiln.frontends.common.broadcast import reshape
-from nnkiln.frontends.common.layout import transpose, transpose_const
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
-from nnkiln.frontends.onnx.lowerings import LOWERINGS, fusion, lowering
-from nnkiln.frontends.onnx.lowerings._integers import rescale, widen_i32
+from nnkiln.frontends.onnx.lowerings import LOWERINGS, fusion
+from nnkiln.frontends.onnx.lowerings._integers import rescale
 from nnkiln.frontends.onnx.lowerings._quant_common import (
     act,
     as_target,
-    axis_shape,
-    BF16,
-    check_block,
-    clamp_i32,
     const,
     dequantize_ir,
     DequantizedValue,
-    DQ_KINDS,
-    elem_kind_of_array,
     emit,
-    F16,
     F32,
-    I16,
     I32,
     I8,
-    is_dynamic,
-    LazyValue,
-    narrow_i32,
-    NP_DTYPES,
-    ONNX_ELEM,
-    out_kind_of_zp,
-    per_axis,
-    Q_KINDS,
-    q_out_kind,
     QuantInfo,
-    quantize_ir,
-    RANGE,
     requant_signed,
-    requantize,
-    Result,
-    scalar_const,
-    scale_vec,
     SIGNED,
-    signed_tensor,
     Target,
-    to_signed,
-    U16,
     U8,
-    UNSUPPORTED_ELEM,
-    zp_array,
-    zp_input,
-    zp_kind,
 )
-from nnkiln.frontends.onnx.lowerings._quant_kernels import (
-    act_i8,
-    conv_i32,
-    dyn_conv_i32,
-    dyn_dequantize,
-    dyn_matmul_i32,
-    dyn_quantize,
-    dyn_requant,
-    finish_conv,
-    from_channels_last,
-    matmul_i32,
-    param,
-    scale_product,
-    weight_i8,
-)
+from nnkiln.frontends.onnx.lowerings._quant_kernels import conv_i32, from_channels_last, matmul_i32, weight_i8
 
 
 # ------------------------------------------------------------------------------------------------
 # QDQ fusion (see the module docstring)
 
 
-def _graph_maps(imp: Any) -> tuple[dict[str, list[Any]], set[str]]:
-    """(consumers of each value, graph output names) of the top-level graph, cached on the importer."""
-    cached = getattr(imp, "_nnkiln_quant_maps", None)
-    if cached is None:
-        graph = imp.model.proto.graph
-        consumers: dict[str, list[Any]] = {}
-        for node in graph.node:
-            for name in node.input:
-                if name:
-                    consumers.setdefault(name, []).append(node)
-            for a in node.attribute:  # values read by sub-graphs count as consumed by the node
-                for sub in list(a.graphs) + ([a.g] if a.HasField("g") else []):
-                    from nnkiln.frontends.onnx.lowerings.control import free_names
+_TOP_LEVEL_OUTPUTS: weakref.WeakKeyDictionary[Any, frozenset[str]] = weakref.WeakKeyDictionary()
+"""Per importer: the values produced by nodes of the top-level graph (``consumers`` covers that graph only)."""
 
-                    for name in free_names(sub):
-                        consumers.setdefault(name, []).append(node)
-        cached = (consumers, {o.name for o in graph.output})
-        imp._nnkiln_quant_maps = cached  # noqa: SLF001  (workaround: no importer hook for analyses)
-    return cached
+
+def _top_level_outputs(imp: Any) -> frozenset[str]:
+    names = _TOP_LEVEL_OUTPUTS.get(imp)
+    if names is None:
+        names = frozenset(o for n in imp.model.proto.graph.node for o in n.output if o)
+        _TOP_LEVEL_OUTPUTS[imp] = names
+    return names
 
 
 def _q_target(ctx: NodeContext) -> Target | None:
@@ -128,25 +73,20 @@ def _q_target(ctx: NodeContext) -> Target | None:
     outs = [o for o in ctx.node.output if o]
     if not outs or outs[0] != ctx.node.output[0]:
         return None
-    consumers, graph_outputs = _graph_maps(imp)
+    graph_outputs = imp.graph_outputs
     name = outs[0]
     if any(o in graph_outputs for o in outs):
         return None
-    if any(consumers.get(o) for o in outs[1:]):
+    if any(imp.consumers(o) for o in outs[1:]):
         return None
-    users = consumers.get(name, [])
+    users = imp.consumers(name)
     relu = False
     if len(users) == 1 and users[0].op_type == "Relu" and ctx.op_type != "Relu" and users[0].output[0] not in graph_outputs:
-        users = consumers.get(users[0].output[0], [])  # node → Relu → QuantizeLinear: fuse the ReLU as a clamp
+        users = imp.consumers(users[0].output[0])  # node → Relu → QuantizeLinear: fuse the ReLU as a clamp
         relu = True
     if not users or any(u.op_type != "QuantizeLinear" or u.domain not in ("", "ai.onnx") for u in users):
         return None
-    # the node must belong to the top-level graph (sub-graph nodes are not in the maps)
-    top_producers = getattr(imp, "_nnkiln_quant_producers", None)
-    if top_producers is None:
-        top_producers = {o for n in imp.model.proto.graph.node for o in n.output if o}
-        imp._nnkiln_quant_producers = top_producers  # noqa: SLF001
-    if name not in top_producers or getattr(imp, "_nnkiln_in_subgraph", False):
+    if name not in _top_level_outputs(imp):  # a sub-graph node (its values are not in ``consumers``)
         return None
     target: Target | None = None
     for u in users:
@@ -367,56 +307,47 @@ def _single(results: Sequence[Any], ctx: NodeContext) -> SSAValue | None:
     return r if isinstance(r, SSAValue) else None
 
 
-def _fuse_movement(orig: Callable[[NodeContext], Sequence[Any]]) -> Callable[[NodeContext, Target], TensorValue | None]:
+def _fuse_movement(ctx: NodeContext, t: Target) -> TensorValue | None:
     """Ops that only move or select values (and MaxPool, which commutes with monotone requantization):
-    run the original lowering on the int8 tensor, then requantize to the output."""
-
-    def fuse(ctx: NodeContext, t: Target) -> TensorValue | None:
-        x = act(ctx, ctx.inputs[0])
-        if x is None or any(isinstance(v, DequantizedValue) and not v.is_const for v in ctx.inputs[1:]):
-            return None
-        xq, xz, xs = x
-        y = _single(orig(_with_input(ctx, xq)), ctx)
-        if y is None or kind_of_value(y) is not I8:
-            return None
-        return as_target(ctx, requant_signed(ctx, y, xz, xs / t.scale, t), t)
-
-    return fuse
+    run the float lowering on the int8 tensor, then requantize to the output."""
+    x = act(ctx, ctx.inputs[0])
+    if x is None or any(isinstance(v, DequantizedValue) and not v.is_const for v in ctx.inputs[1:]):
+        return None
+    xq, xz, xs = x
+    y = _single(LOWERINGS[ctx.op_type](_with_input(ctx, xq)), ctx)
+    if y is None or kind_of_value(y) is not I8:
+        return None
+    return as_target(ctx, requant_signed(ctx, y, xz, xs / t.scale, t), t)
 
 
-def _fuse_avgpool(orig: Callable[[NodeContext], Sequence[Any]], is_global: bool
-                  ) -> Callable[[NodeContext, Target], TensorValue | None]:
+def _fuse_avgpool(ctx: NodeContext, t: Target) -> TensorValue | None:
     """AVG_POOL2D on the raw int8 values (zero points 0; the divisor excludes padding, so the mean of
     ``x`` is the mean of ``x - zp`` plus ``zp``), then requantize."""
+    from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp
+    from nnkiln.frontends.onnx.lowerings.nn_conv import to_channels_first, to_channels_last
 
-    def fuse(ctx: NodeContext, t: Target) -> TensorValue | None:
-        from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp
-        from nnkiln.frontends.onnx.lowerings.nn_conv import to_channels_first, to_channels_last
-
-        x = act(ctx, ctx.inputs[0])
-        if x is None:
+    x = act(ctx, ctx.inputs[0])
+    if x is None:
+        return None
+    xq, xz, xs = x
+    shape = shape_of(xq)
+    if len(shape) not in (3, 4):
+        return None
+    if ctx.op_type == "GlobalAveragePool":
+        xl = to_channels_last(ctx, xq)
+        _, h, w, _ = shape_of(xl)
+        y = emit(ctx, AvgPool2dOp, [xl], I8, kernel=[h, w], stride=[1, 1], pad=[0, 0, 0, 0], input_zp=0,
+                 output_zp=0)
+        y = to_channels_first(ctx, y, len(shape) - 2)
+    else:
+        if ctx.attr("count_include_pad", 0) and any(ctx.attr("pads") or []):
             return None
-        xq, xz, xs = x
-        shape = shape_of(xq)
-        if len(shape) not in (3, 4):
+        try:
+            from nnkiln.frontends.onnx.lowerings.nn_conv import _pool_common
+        except ImportError:
             return None
-        if is_global:
-            xl = to_channels_last(ctx, xq)
-            _, h, w, _ = shape_of(xl)
-            y = emit(ctx, AvgPool2dOp, [xl], I8, kernel=[h, w], stride=[1, 1], pad=[0, 0, 0, 0], input_zp=0,
-                      output_zp=0)
-            y = to_channels_first(ctx, y, len(shape) - 2)
-        else:
-            if ctx.attr("count_include_pad", 0) and any(ctx.attr("pads") or []):
-                return None
-            try:
-                from nnkiln.frontends.onnx.lowerings.nn_conv import _pool_common
-            except ImportError:
-                return None
-            y = _pool_common(_with_input(ctx, xq), AvgPool2dOp)
-        return as_target(ctx, requant_signed(ctx, y, xz, xs / t.scale, t), t)
-
-    return fuse
+        y = _pool_common(_with_input(ctx, xq), AvgPool2dOp)
+    return as_target(ctx, requant_signed(ctx, y, xz, xs / t.scale, t), t)
 
 
 def _fuse_concat(ctx: NodeContext, t: Target) -> TensorValue | None:
@@ -438,7 +369,7 @@ _U8_MOVEMENT = ("MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsque
                 "SpaceToDepth")
 
 
-def _u8_via_i8(ctx: NodeContext, orig: Callable[[NodeContext], Sequence[Any]]) -> Sequence[Any] | None:
+def _u8_via_i8(ctx: NodeContext) -> Sequence[Any] | None:
     """uint8 tensors through value-moving ops (QOperator models): shift to int8, run, shift back."""
     if ctx.op_type == "Pad" or not ctx.inputs or ctx.inputs[0] is None:
         return None
@@ -449,7 +380,7 @@ def _u8_via_i8(ctx: NodeContext, orig: Callable[[NodeContext], Sequence[Any]]) -
     inputs = list(ctx.inputs)
     for i in idxs:
         inputs[i] = TensorValue.of(rescale(ctx, ctx.importer.materialize(inputs[i]), I8, input_zp=128))  # type: ignore[arg-type]
-    res = orig(dataclasses.replace(ctx, inputs=inputs, used_attrs=set()))
+    res = LOWERINGS[ctx.op_type](dataclasses.replace(ctx, inputs=inputs, used_attrs=set()))
     out = []
     for r in res:
         v = ctx.importer.materialize(r) if isinstance(r, TensorValue) else r
@@ -459,3 +390,39 @@ def _u8_via_i8(ctx: NodeContext, orig: Callable[[NodeContext], Sequence[Any]]) -
     return out
 
 
+# ------------------------------------------------------------------------------------------------
+# registration: QDQ fusion first, then the uint8 data-movement path
+
+
+_FUSE: dict[str, Callable[[NodeContext, Target], TensorValue | None]] = {
+    "Conv": _fuse_conv,
+    "MatMul": _fuse_matmul,
+    "Gemm": _fuse_gemm,
+    "Add": _fuse_add,
+    "Relu": _fuse_relu,
+    "Clip": _fuse_clip,
+    "Concat": _fuse_concat,
+    "AveragePool": _fuse_avgpool,
+    "GlobalAveragePool": _fuse_avgpool,
+    **{op: _fuse_movement for op in ("MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Transpose", "Squeeze",
+                                     "Unsqueeze", "Identity", "Slice")},
+}
+
+
+@fusion(*_FUSE)
+def qdq_fusion(ctx: NodeContext) -> Sequence[Any] | None:
+    """The node in integer arithmetic when its float inputs are DequantizeLinear results and its only
+    consumers are QuantizeLinear nodes (see the module docstring); None otherwise."""
+    t = _q_target(ctx)
+    if t is None:
+        return None
+    y = _FUSE[ctx.op_type](ctx, t)
+    if y is None:
+        return None
+    return [_fused(ctx, y, t)] + [None] * (len(ctx.node.output) - 1)
+
+
+@fusion(*_U8_MOVEMENT)
+def uint8_movement(ctx: NodeContext) -> Sequence[Any] | None:
+    """uint8 run-time inputs of value-moving ops: moved as int8 (see ``_u8_via_i8``); None otherwise."""
+    return _u8_via_i8(ctx)
