@@ -2,7 +2,8 @@
 
 - ``reference``: tosa → rt with no optimisation: every op a plain kernel, one executor instance,
   no fusion, no constant folding. The baseline the optimised pipeline is checked against.
-- ``default``: canonicalize, fold constants, cancel transpose pairs, then bufferize, fuse post-ops,
+- ``default``: canonicalize, fold constants, propagate transposes through layout-agnostic ops and
+  cancel the pairs that meet, fold per-channel constant add/mul into convolutions, then bufferize, fuse post-ops,
   schedule on all the target's compute executors, plan memory and assign physical barriers.
 
 ``pipeline(name, target)`` returns fresh pass instances; ``describe(name)`` prints the pass list
@@ -49,13 +50,17 @@ def _default(target: Target) -> list[ModulePass]:
     from nnkiln.transforms.generic.dce import Dce
     from nnkiln.transforms.rt.assign_physical_barriers import AssignPhysicalBarriers
     from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs
+    from nnkiln.transforms.tosa.fold_bias_add import FoldBiasAdd
     from nnkiln.transforms.tosa.fold_constants import FoldConstants
+    from nnkiln.transforms.tosa.propagate_transposes import PropagateTransposes
 
     threads = target.compute_executors()[0].count
     return [
         Canonicalize(),
         FoldConstants(),
+        PropagateTransposes(),
         CancelTransposePairs(),
+        FoldBiasAdd(),
         Dce(),
         TosaToBuf(),
         FusePostOps(),

@@ -55,4 +55,3 @@ def trunc_toward_zero(g: GraphBuilder, x: SSAValue) -> SSAValue:
     et = etype(x)
     negative = g.value(GreaterOp, [scalar_like(g, 0.0, x), x], element_type(Kind.BOOL))
     return g.value(SelectOp, [negative, g.value(CeilOp, [x], et), g.value(FloorOp, [x], et)], et)
-

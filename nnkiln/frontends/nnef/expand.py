@@ -69,6 +69,11 @@ class FlatOp:
     inputs: dict[str, object]
     attribs: dict[str, object]
     outputs: dict[str, object]
+    line: int = 0  # line of the graph statement (in the document) that produced the op
+
+    @property
+    def results(self) -> list[TensorRef]:
+        return _refs(self.outputs)
 
 
 @dataclass
@@ -125,6 +130,7 @@ class Expander:
         self.depth = 0
         self.producer: dict[int, FlatOp] = {}
         self.labels: dict[str, tuple[str, Shape]] = {}
+        self.line = 0
 
     def error(self, msg: str, node: object) -> NnefError:
         return NnefError(msg, file=self.doc.file, line=getattr(node, "line", 0), column=getattr(node, "column", 0))
@@ -134,6 +140,7 @@ class Expander:
         g = self.doc.graph
         env: dict[str, object] = {}
         for stmt in g.body:
+            self.line = getattr(stmt, "line", 0)
             start_ops = len(self.graph.operations)
             value = self.eval(stmt.rhs, env, None)
             for ident, v in self.unpack(stmt.lhs, value):
@@ -234,7 +241,7 @@ class Expander:
             tensor_params = {p.name for p in frag.params if has_tensor(p.type)}
             op = FlatOp(frag.name, generic, {k: v for k, v in args.items() if k in tensor_params},
                         {k: v for k, v in args.items() if k not in tensor_params},
-                        {r.name: env[r.name] for r in frag.results})
+                        {r.name: env[r.name] for r in frag.results}, self.line)
             self.graph.operations.append(op)
         return results
 
@@ -288,7 +295,7 @@ class Expander:
         tensor_params = {p.name for p in frag.params if has_tensor(p.type)}
         op = FlatOp(frag.name, generic if frag.generic else None,
                     {k: v for k, v in args.items() if k in tensor_params},
-                    {k: v for k, v in args.items() if k not in tensor_params}, outputs)
+                    {k: v for k, v in args.items() if k not in tensor_params}, outputs, self.line)
         for ref in _refs(outputs):
             self.producer[id(ref)] = op
         self.graph.operations.append(op)

@@ -293,7 +293,7 @@ class OnnxImporter:
                 names = [n for n in node.input if n]
                 for a in node.attribute:
                     for sub in list(a.graphs) + ([a.g] if a.HasField("g") else []):
-                        names.extend(_free_names(sub))
+                        names.extend(free_names(sub))
                 for n in dict.fromkeys(names):
                     self._consumers.setdefault(n, []).append(node)
         return self._consumers.get(name, [])
@@ -464,19 +464,28 @@ class OnnxImporter:
             )
 
 
-def _free_names(graph: Any) -> set[str]:
-    """Values a (sub-)graph reads from enclosing scopes."""
+def free_names(graph: Any) -> list[str]:
+    """Names a (sub-)graph and its nested sub-graphs read but do not define, in first-use order
+    (graph outputs that are outer values included)."""
     defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
-    free: set[str] = set()
+    defined |= {t.values.name for t in graph.sparse_initializer}
+    out: list[str] = []
+
+    def use(name: str) -> None:
+        if name and name not in defined and name not in out:
+            out.append(name)
+
     for node in graph.node:
-        for n in node.input:
-            if n and n not in defined:
-                free.add(n)
+        for name in node.input:
+            use(name)
         for a in node.attribute:
             for sub in list(a.graphs) + ([a.g] if a.HasField("g") else []):
-                free.update(n for n in _free_names(sub) if n not in defined)
+                for name in free_names(sub):
+                    use(name)
         defined.update(o for o in node.output if o)
-    return free
+    for o in graph.output:
+        use(o.name)
+    return out
 
 
 def load_onnx(

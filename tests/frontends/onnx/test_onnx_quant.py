@@ -352,3 +352,35 @@ def test_conv_relu_without_qdq_between_is_fused():
     assert "tosa.conv2d" in text and re.search(r"tosa\.conv2d .*xi8", text)
     float_ops = [ln for ln in text.splitlines() if "f32" in ln and re.search(r"= tosa\.(?!const)", ln)]
     assert len(float_ops) == 2, text
+
+
+def test_dequantize_then_quantize_is_one_requantization_matching_onnxruntime():
+    """DQ(s1, z1) -> Q(s2, z2) lowers to one RESCALE; within 1 LSB of onnxruntime (regression: this
+    path is exercised by no node-suite case)."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from nnkiln.frontends.onnx.backend import run_model
+
+    inits = [
+        numpy_helper.from_array(np.array(0.05, np.float32), "s0"),
+        numpy_helper.from_array(np.array(3, np.int8), "z0"),
+        numpy_helper.from_array(np.array(0.0731, np.float32), "s1"),
+        numpy_helper.from_array(np.array(-7, np.int8), "z1"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s0", "z0"], ["q0"]),
+        helper.make_node("DequantizeLinear", ["q0", "s0", "z0"], ["d0"]),
+        helper.make_node("QuantizeLinear", ["d0", "s1", "z1"], ["y"]),
+    ]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, [4, 64])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 10
+    x = np.random.default_rng(5).uniform(-7, 7, (4, 64)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = run_model(model, [x])[0]
+    assert got.dtype == np.int8
+    assert np.max(np.abs(got.astype(np.int32) - want.astype(np.int32))) <= 1
+    _ = onnx  # imported for the helper module

@@ -53,7 +53,6 @@ from nnkiln.frontends.common.broadcast import to_rank
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings._integers import rescale, widen_i32
 
-
 Result = list[TensorValue | SSAValue | np.ndarray]
 
 TOSA_INTS = (Kind.I8, Kind.I16, Kind.I32)
@@ -62,8 +61,8 @@ TOSA_INTS = (Kind.I8, Kind.I16, Kind.I32)
 # small helpers
 
 
-def emit(ctx: NodeContext, cls: type, operands: Sequence[SSAValue], kind: Kind, **attrs: object) -> SSAValue:
-    return ctx.g.value(cls, list(operands), element_type(kind), **attrs)
+def emit(ctx: NodeContext, cls: type, args: Sequence[SSAValue], kind: Kind, **attrs: object) -> SSAValue:
+    return ctx.g.value(cls, list(args), element_type(kind), **attrs)
 
 
 def const_array(ctx: NodeContext, arr: np.ndarray, kind: Kind) -> np.ndarray:
@@ -206,4 +205,3 @@ def lower_unary(ctx: NodeContext, fold: Callable[[np.ndarray], np.ndarray],
     if float_only:
         require_float(ctx, tv.kind)
     return [build(ctx.tensor(0), tv.kind)]
-

@@ -410,5 +410,3 @@ def zp_kind(ctx: NodeContext, idx: int, default: Kind) -> Kind:
         return default
     tv = ctx.input(idx)
     return elem_kind_of_array(ctx, np.asarray(tv.const), tv.kind) if tv.is_const else tv.kind
-
-

@@ -202,15 +202,6 @@ def act_i8(ctx: NodeContext, idx: int, zp: np.ndarray, what: str) -> tuple[SSAVa
 # run-time quantization parameters (float path; no fusion)
 
 
-def is_dynamic(ctx: NodeContext, *idx: int) -> bool:
-    """Whether any of the inputs ``idx`` is a run-time value. A rank-0 unsigned run-time parameter cannot
-    even be read (RESCALE takes ranks 1..4, RESHAPE has no unsigned types): it must be a constant."""
-    for i in idx:
-        if ctx.has_input(i) and not ctx.input(i).is_const and ctx.input(i).kind in (U8, U16) and ctx.input(i).rank == 0:
-            ctx.const(i, "a rank-0 unsigned value, which TOSA 0.30 cannot convert at run time")
-    return any(ctx.has_input(i) and not ctx.input(i).is_const for i in idx)
-
-
 def param(ctx: NodeContext, idx: int, rank: int, axis: int, kind: Kind | None = None) -> SSAValue:
     """Parameter input ``idx`` (scalar, [1] or 1-D along ``axis``) reshaped to broadcast against a
     rank-``rank`` tensor; integer parameters are widened to int32 (``kind`` = I32)."""

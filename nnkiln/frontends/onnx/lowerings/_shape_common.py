@@ -38,7 +38,6 @@ from nnkiln.frontends.common.arith import etype, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 
-
 Result = TensorValue | SSAValue | np.ndarray
 
 # ------------------------------------------------------------------------------------------------
@@ -189,5 +188,3 @@ def axes_input(ctx: NodeContext, attr_until: int, input_index: int) -> list[int]
     if ctx.has_input(input_index):
         return [int(x) for x in np.asarray(ctx.const(input_index, "axes")).reshape(-1)]
     return None
-
-

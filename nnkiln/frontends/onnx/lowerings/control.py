@@ -34,7 +34,9 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Region, SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type
-from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
+from nnkiln.frontends.common.arith import shape_of
+from nnkiln.frontends.common.broadcast import reshape
+from nnkiln.frontends.onnx.importer import NodeContext, TensorValue, free_names
 from nnkiln.frontends.onnx.lowerings import LOWERINGS, lowering
 from nnkiln.ir.diagnostics import source_loc
 
@@ -43,30 +45,6 @@ Result = list[Any]
 
 # ------------------------------------------------------------------------------------------------
 # sub-graph helpers
-
-
-def free_names(graph: Any) -> list[str]:
-    """Names a graph (and its nested sub-graphs) reads but does not define, in first-use order."""
-    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
-    defined |= {t.values.name for t in graph.sparse_initializer}
-    out: list[str] = []
-
-    def use(name: str) -> None:
-        if name and name not in defined and name not in out:
-            out.append(name)
-
-    for node in graph.node:
-        for name in node.input:
-            use(name)
-        for a in node.attribute:
-            subs = list(a.graphs) + ([a.g] if a.HasField("g") else [])
-            for sub in subs:
-                for name in free_names(sub):
-                    use(name)
-        defined.update(o for o in node.output if o)
-    for o in graph.output:
-        use(o.name)
-    return out
 
 
 def _fresh(v: TensorValue) -> TensorValue:
@@ -135,12 +113,11 @@ def _insert(ctx: NodeContext, op: Any) -> None:
     ctx.g.builder.insert(op)
 
 
-def _bool_scalar(ctx: NodeContext, v: SSAValue) -> SSAValue:
-    from nnkiln.frontends.common.broadcast import reshape
-
-    shape = tuple(v.type.get_shape())  # type: ignore[attr-defined]
+def _one_value(ctx: NodeContext, v: SSAValue, what: str) -> SSAValue:
+    """``v`` (which must hold one value) reshaped to rank 0."""
+    shape = shape_of(v)
     if int(np.prod(shape, dtype=np.int64)) != 1:
-        raise ctx.error(f"the condition has shape {list(shape)}; it must hold one value")
+        raise ctx.error(f"{what} has shape {list(shape)}; it must hold one value")
     return reshape(ctx.g, v, ())
 
 
@@ -172,7 +149,7 @@ def If(ctx: NodeContext) -> Result:
         del produced
         ctx.g.at_node(ctx.name)
         return list(outs)
-    cond = _bool_scalar(ctx, ctx.tensor(0))
+    cond = _one_value(ctx, ctx.tensor(0), "the condition")
     names, outer = _captures(ctx, [then_g, else_g], set())
     arg_types = [v.type for v in outer]
     regions = []
@@ -229,7 +206,7 @@ def Loop(ctx: NodeContext) -> Result:
             if m < (1 << 31):
                 trip = scalar_i32(max(m, 0))
         else:
-            trip = _int_scalar(ctx, ctx.tensor(0))
+            trip = _one_value(ctx, ctx.tensor(0), "the trip count")
     cond0: SSAValue
     has_cond = ctx.has_input(1)
     if has_cond:
@@ -237,7 +214,7 @@ def Loop(ctx: NodeContext) -> Result:
         if cv.is_const:
             cond0 = g.const(np.array(bool(np.asarray(cv.const).reshape(-1)[0])), TensorType(b1, []))
         else:
-            cond0 = _bool_scalar(ctx, ctx.tensor(1))
+            cond0 = _one_value(ctx, ctx.tensor(1), "the condition")
     else:
         cond0 = g.const(np.array(True), TensorType(b1, []))
     if trip is None and not has_cond:
@@ -270,7 +247,7 @@ def Loop(ctx: NodeContext) -> Result:
         for n, arg in zip(names, a[k0 + n_carried:]):
             imp.values[n] = TensorValue.of(arg)
         outs = _lower_graph_body(ctx, body)
-        cond_out = _bool_scalar(ctx, imp.materialize(outs[0]))
+        cond_out = _one_value(ctx, imp.materialize(outs[0]), "the condition")
         new_vals = [imp.materialize(o) for o in outs[1:1 + n_carried]]
         for i, (nv, old) in enumerate(zip(new_vals, carried)):
             if nv.type != old.type:
@@ -282,15 +259,6 @@ def Loop(ctx: NodeContext) -> Result:
     op = WhileLoopOp.make(state, cond_region, body_region)
     _insert(ctx, op)
     return list(op.results[k0:k0 + n_carried])
-
-
-def _int_scalar(ctx: NodeContext, v: SSAValue) -> SSAValue:
-    from nnkiln.frontends.common.broadcast import reshape
-
-    shape = tuple(v.type.get_shape())  # type: ignore[attr-defined]
-    if int(np.prod(shape, dtype=np.int64)) != 1:
-        raise ctx.error(f"the trip count has shape {list(shape)}; it must hold one value")
-    return reshape(ctx.g, v, ())
 
 
 @lowering("Scan")

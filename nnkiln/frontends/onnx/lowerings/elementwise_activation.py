@@ -36,6 +36,7 @@ from nnkiln.frontends.onnx.lowerings._elementwise_common import (
     unop,
 )
 
+
 # ---------------------------------------------------------------------------------------------------
 # activations
 
@@ -190,5 +191,3 @@ def Gelu(ctx: NodeContext) -> Result:
         return mul(ctx, mul(ctx, x, splat(ctx, 0.5, x)), t)
 
     return lower_unary(ctx, fold, build)
-
-

@@ -36,6 +36,7 @@ from nnkiln.frontends.onnx.lowerings._elementwise_common import (
     unop,
 )
 
+
 # ---------------------------------------------------------------------------------------------------
 # Cast, CastLike
 

@@ -48,6 +48,7 @@ from nnkiln.frontends.onnx.lowerings._elementwise_common import (
     value_kind,
 )
 
+
 # ---------------------------------------------------------------------------------------------------
 # logic and comparison
 
@@ -288,5 +289,3 @@ def BitShift(ctx: NodeContext) -> Result:
         ys = select(ctx, bad, splat(ctx, width - 1, y), y)
         out = emit(ctx, ArithmeticRightShiftOp, [x, ys], Kind.I32, round=False)
     return [narrow(ctx, out, kind)]
-
-

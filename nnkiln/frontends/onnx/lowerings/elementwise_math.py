@@ -67,6 +67,7 @@ from nnkiln.frontends.onnx.lowerings._elementwise_common import (
     value_kind,
 )
 
+
 # ---------------------------------------------------------------------------------------------------
 # binary arithmetic
 
@@ -394,9 +395,9 @@ def Clip(ctx: NodeContext) -> Result:
         return [x]
     if kind is Kind.BOOL:
         raise ctx.error("bool inputs are not supported")
-    consts = all(b is None or (b.is_const and np.asarray(b.const).size == 1) for b in (lo_tv, hi_tv))
+    scalar_bounds = all(b is None or (b.is_const and np.asarray(b.const).size == 1) for b in (lo_tv, hi_tv))
     x = ctx.tensor(0)
-    if consts:
+    if scalar_bounds:
         lo = None if lo_tv is None else np.asarray(lo_tv.const).reshape(-1)[0]
         hi = None if hi_tv is None else np.asarray(hi_tv.const).reshape(-1)[0]
         if kind.is_float:
@@ -427,5 +428,3 @@ def Clip(ctx: NodeContext) -> Result:
         xv, bv = (to_rank(ctx.g, xv, len(shape_of(bv))), to_rank(ctx.g, bv, len(shape_of(xv))))
         xv = emit(ctx, cls, [xv, bv], dom)
     return [narrow(ctx, xv, kind) if dom is not kind else xv]
-
-

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.ir import SSAValue
 
+from nnkiln.frontends.common import nn as _nn
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.layout import channels_first_perm, channels_last_perm, transpose, transpose_const
 from nnkiln.frontends.common.padding import auto_pad_pairs, onnx_pads_to_pairs
@@ -47,23 +48,7 @@ CONV_KINDS = (Kind.F32, Kind.F16)
 # geometry
 
 
-def window_geometry(size: int, kernel: int, stride: int, dilation: int, begin: int, end: int,
-                    ceil_mode: bool) -> tuple[int, int]:
-    """ONNX output size of a conv/pool axis and the end padding that makes TOSA's division exact.
-
-    ``out = floor_or_ceil((size + begin + end - eff) / stride) + 1`` with ``eff = (kernel-1)*dilation+1``;
-    in ceil mode a last window starting at or after ``size + begin`` (entirely in the end padding) is
-    dropped, as ONNX specifies. Returns (out, end padding); a negative end padding means the last
-    ``-end`` input rows are never read.
-    """
-    eff = (kernel - 1) * dilation + 1
-    span = size + begin + end - eff
-    if span < 0:
-        return 0, 0
-    out = (-(-span // stride) if ceil_mode else span // stride) + 1
-    if ceil_mode and (out - 1) * stride >= size + begin:
-        out -= 1
-    return out, (out - 1) * stride + eff - size - begin
+window_geometry = _nn.window_geometry
 
 
 def spatial_attrs(ctx: NodeContext, in_sizes: Sequence[int], kernel: Sequence[int]
@@ -92,53 +77,24 @@ def spatial_attrs(ctx: NodeContext, in_sizes: Sequence[int], kernel: Sequence[in
 
 
 def to_channels_last(ctx: NodeContext, x: SSAValue) -> SSAValue:
-    """N C D1..Dk → N D1..Dk C (1-D: → N 1 L C)."""
-    shape = shape_of(x)
-    y = transpose(ctx.g, x, channels_last_perm(len(shape)))
-    if len(shape) == 3:
-        y = reshape(ctx.g, y, (shape[0], 1, shape[2], shape[1]))
-    return y
+    """N C D1..Dk → N D1..Dk C (1-D: → N 1 L C); see ``frontends.common.nn``."""
+    return _nn.to_channels_last(ctx.g, x)
 
 
 def to_channels_first(ctx: NodeContext, y: SSAValue, spatial: int) -> SSAValue:
-    """Inverse of ``to_channels_last`` for an op with ``spatial`` spatial axes."""
-    shape = shape_of(y)
-    if spatial == 1:
-        y = reshape(ctx.g, y, (shape[0], shape[2], shape[3]))
-    return transpose(ctx.g, y, channels_first_perm(len(shape_of(y))))
+    return _nn.to_channels_first(ctx.g, y, spatial)
 
 
 def slice_value(ctx: NodeContext, x: SSAValue, start: Sequence[int], size: Sequence[int]) -> SSAValue:
-    from nnkiln.dialects.tosa.ops_data_layout import SliceOp
-
-    if tuple(start) == (0,) * len(start) and tuple(size) == shape_of(x):
-        return x
-    if len(size) > 4:
-        raise ctx.error(f"slicing a rank-{len(size)} tensor is not supported (TOSA 0.30 SLICE takes rank <= 4)")
-    return ctx.g.value(SliceOp, [x], etype(x), start=list(start), size=list(size))
+    return _nn.slice_value(ctx.g, x, start, size)
 
 
 def pad_value(ctx: NodeContext, x: SSAValue, pairs: Sequence[tuple[int, int]], value: float = 0.0) -> SSAValue:
-    from nnkiln.dialects.tosa.ops_data_layout import PadOp
-
-    if all(b == 0 and e == 0 for b, e in pairs):
-        return x
-    flat = [int(p) for pair in pairs for p in pair]
-    return ctx.g.value(PadOp, [x], etype(x), padding=flat, pad_const=float(value))
+    return _nn.pad_value(ctx.g, x, pairs, value)
 
 
 def trim_input(ctx: NodeContext, x: SSAValue, ends: Sequence[int]) -> tuple[SSAValue, list[int]]:
-    """Slice off never-read trailing rows of channels-last ``x`` (spatial axes 1..k) where the needed
-    end padding is negative; returns the input and the non-negative end paddings."""
-    shape = shape_of(x)
-    k = len(ends)
-    offset = len(shape) - 1 - k  # 1-D runs as [N,1,L,C]: the spatial axes are the last k before C
-    size = list(shape)
-    for i, e in enumerate(ends):
-        if e < 0:
-            size[offset + i] += e
-    x = slice_value(ctx, x, [0] * len(shape), size)
-    return x, [max(e, 0) for e in ends]
+    return _nn.trim_input(ctx.g, x, ends)
 
 
 def _conv_kind(ctx: NodeContext, v: TensorValue) -> None:
@@ -247,36 +203,11 @@ def Conv(ctx: NodeContext) -> Result:
 # ConvTranspose
 
 
-def _dilate_kernel(w: np.ndarray, dilations: Sequence[int]) -> np.ndarray:
-    """Insert d-1 zeros between the taps of the spatial axes (axes 2..) of ``w``."""
-    for i, d in enumerate(dilations):
-        if d > 1:
-            ax = 2 + i
-            n = w.shape[ax]
-            shape = list(w.shape)
-            shape[ax] = (n - 1) * d + 1
-            out = np.zeros(shape, dtype=w.dtype)
-            idx = [slice(None)] * w.ndim
-            idx[ax] = slice(None, None, d)
-            out[tuple(idx)] = w
-            w = out
-    return w
+_dilate_kernel = _nn.dilate_kernel
 
 
 def _dilate_kernel_ir(ctx: NodeContext, w: SSAValue, dilations: Sequence[int]) -> SSAValue:
-    """``_dilate_kernel`` for a run-time weight: per axis, view [P, n, 1, B], PAD the unit axis to d
-    with zeros, reshape to [P, n·d, B] and SLICE the first (n−1)·d+1 rows."""
-    for i, d in enumerate(dilations):
-        if d > 1:
-            shape = shape_of(w)
-            ax = 2 + i
-            p, n, b = math.prod(shape[:ax]), shape[ax], math.prod(shape[ax + 1:])
-            v = reshape(ctx.g, w, (p, n, 1, b))
-            v = pad_value(ctx, v, [(0, 0), (0, 0), (0, d - 1), (0, 0)])
-            v = reshape(ctx.g, v, (p, n * d, b))
-            v = slice_value(ctx, v, [0, 0, 0], [p, (n - 1) * d + 1, b])
-            w = reshape(ctx.g, v, (*shape[:ax], (n - 1) * d + 1, *shape[ax + 1:]))
-    return w
+    return _nn.dilate_kernel_ir(ctx.g, w, dilations)
 
 
 @lowering("ConvTranspose")
@@ -400,52 +331,10 @@ def _pool_setup(ctx: NodeContext, what: str
 
 def _axis_pool(ctx: NodeContext, is_max: bool, x: SSAValue, axis: int, kernel: int, stride: int,
                dilation: int, out: int) -> SSAValue:
-    """Max or window-sum along one ``axis`` of an explicitly padded ``x`` whose length along the axis
-    is at least ``(out - 1)·stride + (kernel - 1)·dilation + 1`` (longer: the rest is sliced off), as stride-1 pools on a phase view.
-
-    View [A, L, B] (A, B: the products of the other axes). With L padded to Lq·d, the reshape
-    [A, Lq, d, B] puts positions q·d + r at (q, r); a pool with kernel [K, 1] over it (read as NHWC)
-    combines x[(q + j)·d + r] for j < K, i.e. the dilated window starting at q·d + r. Reshaping back
-    to [A, (Lq−K+1)·d, B] gives the stride-1 result at every start; the stride is then a reshape to
-    [A, out, s, B] and a SLICE of phase 0. Sums are AVG_POOL2D (no padding, divisor K) times K.
-    """
-    from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp, MaxPool2dOp
-
-    g = ctx.g
-    shape = shape_of(x)
-    a, length, b = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
-    d = dilation
-    fill = _pool_fill(x) if is_max else 0.0
-    y = reshape(g, x, (a, length, b))
-    span = (out - 1) * stride + (kernel - 1) * d + 1
-    if length > span:  # rows a floor division never reads
-        y = slice_value(ctx, y, [0, 0, 0], [a, span, b])
-        length = span
-    lq = -(-length // d)
-    y = pad_value(ctx, y, [(0, 0), (0, lq * d - length), (0, 0)], fill)
-    y = reshape(g, y, (a, lq, d, b))
-    op = MaxPool2dOp if is_max else AvgPool2dOp
-    y = _pool2d(ctx, op, y, [kernel, 1], [1, 1], [0, 0], [0, 0])
-    if not is_max and kernel != 1:
-        y = mul(g, y, scalar(g, float(kernel), y))
-    rows = (lq - kernel + 1) * d
-    y = reshape(g, y, (a, rows, b))
-    need = out * stride
-    if rows < need:
-        y = pad_value(ctx, y, [(0, 0), (0, need - rows), (0, 0)], fill)
-    elif rows > need:
-        y = slice_value(ctx, y, [0, 0, 0], [a, need, b])
-    if stride > 1:
-        y = reshape(g, y, (a, out, stride, b))
-        y = slice_value(ctx, y, [0, 0, 0, 0], [a, out, 1, b])
-    return reshape(g, y, (*shape[:axis], out, *shape[axis + 1:]))
+    return _nn.axis_pool(ctx.g, is_max, x, axis, kernel, stride, dilation, out)
 
 
-def _pool_fill(x: SSAValue) -> float:
-    """The padding value that never wins a max: −inf for floats, the type minimum for int8."""
-    from nnkiln.dialects.tosa.base import kind_of
-
-    return -128 if kind_of(x.type) is Kind.I8 else float("-inf")  # type: ignore[arg-type,return-value]
+_pool_fill = _nn.pool_fill
 
 
 def _separable_pool(ctx: NodeContext, is_max: bool, xv: TensorValue, kernel: Sequence[int],
@@ -482,36 +371,12 @@ def _separable_pool(ctx: NodeContext, is_max: bool, xv: TensorValue, kernel: Seq
 
 def _pool2d(ctx: NodeContext, op: type, x: SSAValue, kernel: Sequence[int], strides: Sequence[int],
             begins: Sequence[int], ends: Sequence[int]) -> SSAValue:
-    """One AVG/MAX_POOL2D on NHWC ``x``; avg pools get zero points."""
-    from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp
-
-    for kk, b, e in zip(kernel, begins, ends):
-        if b >= kk or e >= kk:
-            raise ctx.error(f"padding {list(begins)}/{list(ends)} not smaller than the kernel {list(kernel)} "
-                            f"is not supported (TOSA 0.30 pools require pad < kernel)")
-    extra = {"input_zp": 0, "output_zp": 0} if op is AvgPool2dOp else {}
-    pad = [begins[0], ends[0], begins[1], ends[1]]
-    return ctx.g.value(op, [x], etype(x), kernel=list(kernel), stride=list(strides), pad=pad, **extra)
+    return _nn.pool2d(ctx.g, op, x, kernel, strides, begins, ends)
 
 
 def _pool_nd(ctx: NodeContext, op: type, x: SSAValue, kernel: Sequence[int], strides: Sequence[int],
              begins: Sequence[int], ends: Sequence[int]) -> SSAValue:
-    """Pool channels-last ``x`` (spatial axes 1..k, 1-D already as [N,1,L,C]). 3-D pools run as a 2-D
-    pool over (H, W) of [N·D, H, W, C] followed by a pool over D of [N, D, OH·OW, C]: the window is
-    a box, so max-of-max and (for the valid-count divisor) mean-of-means factor exactly."""
-    shape = shape_of(x)
-    if len(shape) == 4:
-        if len(kernel) == 1:
-            kernel, strides, begins, ends = [1, *kernel], [1, *strides], [0, *begins], [0, *ends]
-        return _pool2d(ctx, op, x, kernel, strides, begins, ends)
-    n, d, h, w, c = shape
-    y = reshape(ctx.g, x, (n * d, h, w, c))
-    y = _pool2d(ctx, op, y, kernel[1:], strides[1:], begins[1:], ends[1:])
-    _, oh, ow, _ = shape_of(y)
-    y = reshape(ctx.g, y, (n, d, oh * ow, c))
-    y = _pool2d(ctx, op, y, [kernel[0], 1], [strides[0], 1], [begins[0], 0], [ends[0], 0])
-    od = shape_of(y)[1]
-    return reshape(ctx.g, y, (n, od, oh, ow, c))
+    return _nn.pool_nd(ctx.g, op, x, kernel, strides, begins, ends)
 
 
 def _pool_common(ctx: NodeContext, op: type, count_include_pad: bool = False) -> SSAValue:

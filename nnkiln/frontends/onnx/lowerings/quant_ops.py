@@ -163,12 +163,12 @@ def QuantizeLinear(ctx: NodeContext) -> Result:
             return [fq]
     if isinstance(xv, DequantizedValue) and not xv.is_const and scale.size == 1 and zp.size == 1 \
             and kind in (I8, U8):
-        act = act(ctx, xv)
-        if act is not None:  # DQ → Q: an integer requantization (identity when the parameters agree)
+        operand = act(ctx, xv)
+        if operand is not None:  # DQ → Q: an integer requantization (identity when the parameters agree)
             t = Target(float(np.float32(scale[0])), int(zp[0]), kind)
             if xv.info.q.kind is kind and xv.info.z == t.zp and np.float32(xv.info.s) == np.float32(t.scale):
                 return [xv.info.q]
-            q, z, s = act
+            q, z, s = operand
             return [as_target(ctx, requant_signed(ctx, q, z, s / t.scale, t), t)]
     if xv.is_const:
         x = np.asarray(xv.const).astype(np.float32)
@@ -270,6 +270,19 @@ def ConvInteger(ctx: NodeContext) -> Result:
     return [from_channels_last(ctx, acc, k)]
 
 
+def _matmul_weight(ctx: NodeContext, bv: TensorValue, b_zp: np.ndarray, what: str) -> tuple[TensorValue, int]:
+    """The B operand of an integer matmul as int8 with one zero point: a per-column zero point is folded
+    into a constant B at import (which must then fit int8)."""
+    if b_zp.size > 1:
+        if not bv.is_const:
+            raise ctx.error(f"a per-column zero point of a run-time {what} is not supported")
+        arr = np.asarray(bv.const).astype(np.int64) - b_zp
+        if arr.min(initial=0) < -128 or arr.max(initial=0) > 127:
+            raise ctx.error(f"{what} minus its per-column zero points does not fit int8; not supported")
+        return TensorValue.constant(arr.astype(np.int8)), 0
+    return weight_i8(ctx, bv, b_zp, what)
+
+
 @lowering("MatMulInteger")
 def MatMulInteger(ctx: NodeContext) -> Result:
     """MatMulInteger (opset 10): ``(A - a_zero_point) × (B - b_zero_point)`` in int32 (MATMUL int8 → int32).
@@ -281,15 +294,7 @@ def MatMulInteger(ctx: NodeContext) -> Result:
     b_zp = zp_input(ctx, 3)
     a, az = act_i8(ctx, 0, a_zp, "A")
     bv = ctx.input(1)
-    if b_zp.size > 1:
-        if not bv.is_const:
-            raise ctx.error("a per-column zero point of a run-time B is not supported")
-        arr = np.asarray(bv.const).astype(np.int64) - b_zp
-        if arr.min(initial=0) < -128 or arr.max(initial=0) > 127:
-            raise ctx.error("B minus its per-column zero points does not fit int8; not supported")
-        b, bz = TensorValue.constant(arr.astype(np.int8)), 0
-    else:
-        b, bz = weight_i8(ctx, bv, b_zp, "B")
+    b, bz = _matmul_weight(ctx, bv, b_zp, "B")
     return [matmul_i32(ctx, a, az, b, bz)]
 
 
@@ -314,19 +319,9 @@ def QLinearMatMul(ctx: NodeContext) -> Result:
         raise ctx.error("only per-tensor int8/uint8 A and output quantization is supported")
     a, az = act_i8(ctx, 0, a_zp, "a")
     bv = ctx.input(3)
-    if b_zp.size > 1:
-        if not bv.is_const:
-            raise ctx.error("a per-column zero point of a run-time b is not supported")
-        arr = np.asarray(bv.const).astype(np.int64) - b_zp
-        if arr.min(initial=0) < -128 or arr.max(initial=0) > 127:
-            raise ctx.error("b minus its per-column zero points does not fit int8; not supported")
-        b, bz = TensorValue.constant(arr.astype(np.int8)), 0
-    else:
-        b, bz = weight_i8(ctx, bv, b_zp, "b")
+    b, bz = _matmul_weight(ctx, bv, b_zp, "b")
     acc = matmul_i32(ctx, a, az, b, bz)
     scale = a_scale[0] * b_scale / y_scale[0]
     n = shape_of(acc)[-1]
     scale = np.broadcast_to(scale, (n,)) if scale.size > 1 else scale
     return [requantize(ctx, acc, 0, list(scale), out_kind, int(y_zp[0]), per_channel=scale.size > 1)]
-
-

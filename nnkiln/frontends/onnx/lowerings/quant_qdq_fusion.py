@@ -1,7 +1,7 @@
 """QDQ fusion: a DequantizeLinear returns a ``DequantizedValue`` (a ``TensorValue`` that remembers the
 integer tensor, scale and zero point, and emits its float path only if some lowering asks for its IR
-value). The lowerings of Conv, MatMul, Gemm, Add, Relu, Clip, MaxPool, AveragePool, GlobalAveragePool,
-Concat and the data-movement ops (Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity) are wrapped:
+value). Conv, MatMul, Gemm, Add, Relu, Clip, MaxPool, AveragePool, GlobalAveragePool, Concat and the
+data-movement ops (Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity, Slice) have a fusion pattern:
 when all float inputs of the node are DequantizeLinear results and the node's only consumers are
 QuantizeLinear nodes with one constant per-tensor scale and zero point, the node is emitted in integer
 arithmetic and the QuantizeLinear returns that integer tensor; otherwise the original float lowering

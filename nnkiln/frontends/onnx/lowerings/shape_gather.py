@@ -33,6 +33,7 @@ from nnkiln.frontends.onnx.lowerings._shape_common import (
     Result,
 )
 
+
 # ------------------------------------------------------------------------------------------------
 # Gather / Scatter
 
@@ -234,5 +235,3 @@ def Unique(ctx: NodeContext) -> list[Result]:
         y = np.take(y, order, axis=0 if axis is None else axis)
         idx, cnt, inv = idx[order], cnt[order], rank_of[inv]
     return [y, idx.astype(np.int64), inv.astype(np.int64), cnt.astype(np.int64)]
-
-

@@ -30,6 +30,7 @@ from nnkiln.frontends.onnx.lowerings._shape_common import (
     tile,
 )
 
+
 # ------------------------------------------------------------------------------------------------
 # Generators and masks
 
@@ -148,18 +149,18 @@ def CumSum(ctx: NodeContext) -> list[Result]:
     data = ctx.input(0)
     axis = norm_axis(ctx, int(np.asarray(ctx.const(1, "axis")).reshape(-1)[0]), data.rank)
     exclusive = bool(ctx.attr("exclusive", 0))
-    reverse = bool(ctx.attr("reverse", 0))
+    backward = bool(ctx.attr("reverse", 0))
     if data.is_const:
         arr = np.asarray(data.const)
-        a = np.flip(arr, axis) if reverse else arr
+        a = np.flip(arr, axis) if backward else arr
         c = np.cumsum(a, axis=axis, dtype=arr.dtype)
         if exclusive:
             c = np.concatenate([np.zeros_like(np.take(c, [0], axis)), np.take(c, range(a.shape[axis] - 1), axis)], axis)
-        return [np.flip(c, axis) if reverse else c]
+        return [np.flip(c, axis) if backward else c]
     if data.kind not in (Kind.I32, Kind.F32, Kind.F16, Kind.BF16):
         raise ctx.error(f"{data.kind.value} is not supported (TOSA ADD takes int32 and floats)")
     x = ctx.tensor(0)
-    if reverse:
+    if backward:
         x = reverse(ctx, x, axis)
     d = data.shape[axis]
     zero = 0.0 if data.kind.is_float else 0
@@ -176,8 +177,6 @@ def CumSum(ctx: NodeContext) -> list[Result]:
         s *= 2
     if exclusive:
         x = shifted(x, 1)
-    if reverse:
+    if backward:
         x = reverse(ctx, x, axis)
     return [x]
-
-

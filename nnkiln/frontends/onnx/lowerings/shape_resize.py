@@ -17,6 +17,7 @@ from nnkiln.frontends.onnx.lowerings import lowering
 
 from nnkiln.frontends.onnx.lowerings._shape_common import norm_axis, require_nonempty, Result
 
+
 # ------------------------------------------------------------------------------------------------
 # Resize / Upsample
 
@@ -283,4 +284,3 @@ def Upsample(ctx: NodeContext) -> list[Result]:
         scales = [float(s) for s in np.asarray(ctx.const(1, "scales")).reshape(-1)]
     out = [int(math.floor(i * s)) for i, s in zip(ctx.input(0).shape, scales)]
     return _resize_common(ctx, mode, "asymmetric", "floor", scales, out)
-

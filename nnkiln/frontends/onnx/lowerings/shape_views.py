@@ -30,6 +30,7 @@ from nnkiln.frontends.onnx.lowerings._shape_common import (
     tile,
 )
 
+
 # ------------------------------------------------------------------------------------------------
 # Reshape family
 
@@ -411,5 +412,3 @@ def SpaceToDepth(ctx: NodeContext) -> list[Result]:
         return [np.transpose(np.asarray(data.const).reshape(mid), perm).reshape(out)]
     x = reshape(ctx.g, ctx.tensor(0), mid)
     return [reshape(ctx.g, transpose(ctx.g, x, perm), out)]
-
-
