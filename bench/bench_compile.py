@@ -1,21 +1,31 @@
-"""Compile time, latency (batch 1 and 8) and peak memory of nnkiln vs onnxruntime.
+"""nnkiln vs onnxruntime, side by side: compile time, latency (batch 1 and 8), peak memory, 1 and 2 threads.
 
-Models are built with onnx.helper with random weights: a ResNet-18-like CNN and a BERT-like encoder
-(``--bert-layers``). Each model is imported with ``nnkiln.load`` (ONNX frontend), compiled with
-``nnkiln.compile`` and run; onnxruntime runs the same ONNX file. Prints a table and the ratios
-nnkiln / onnxruntime. Peak memory is the process's resident-set growth measured in a fresh
-subprocess per (engine, model, batch) (``ru_maxrss``), so one engine's allocations do not hide the
-other's.
+Models (random weights, built with onnx.helper, opset 17, BatchNorm already folded into Conv bias as
+exporters do): ResNet-18 (torchvision topology), MobileNetV2 (torchvision topology, ReLU6 = Clip),
+BERT-tiny (2 layers, hidden 128, 2 heads, FFN 512, seq 128) and BERT-base (12 layers, hidden 768,
+12 heads, FFN 3072, seq 128): int64 token ids, word + position embeddings, post-LN
+LayerNormalization, Softmax attention without mask, GELU via Erf, no pooler.
 
-    .venv/bin/python bench/bench_compile.py [--models resnet,bert] [--batches 1,8] [--repeat 10]
+Method (after /work/shared/notes/perf-anchors.md): every measurement runs in a fresh subprocess pinned
+with ``taskset`` to T cores with ``OMP/MKL/OPENBLAS_NUM_THREADS=T``. onnxruntime: ``intra_op_num_threads
+= T``, ``inter_op_num_threads = 1``. nnkiln: one executor (the graphs are chains) whose BLAS calls use the
+T threads. "compile" = nnkiln.load (ONNX import) + nnkiln.compile, resp. onnxruntime session creation.
+Latency = median of at least 10 timed runs and at least ``--min-seconds`` after 3 warm-up runs. Peak
+memory = the process's VmHWM (peak resident set; ``ru_maxrss`` would include the parent's): for onnxruntime the process that creates the session and runs;
+for nnkiln two numbers: "compile peak" (the process that imports and compiles) and "runtime peak" (a
+fresh process that loads the saved blob and runs, the deployment case). Correctness: max |nnkiln −
+ort| / max |ort| on the outputs of the same input.
 
-Needs ``onnx`` and ``onnxruntime`` (the ``bench`` extra). A model the frontend cannot import yet is
-reported and skipped.
+    .venv/bin/python bench/bench_compile.py [--models resnet18,mobilenetv2,bert_tiny,bert_base]
+        [--batches 1,8] [--threads 1,2] [--min-seconds 1.0] [--out bench/RESULTS.md]
+
+Needs ``onnx`` and ``onnxruntime``. The machine is shared: treat differences under ~10 % as noise.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import subprocess
@@ -83,13 +93,66 @@ def resnet18_like(batch: int, size: int = 224):  # noqa: ANN201
     return model, feed
 
 
-def bert_like(batch: int, seq: int = 128, hidden: int = 768, heads: int = 12, layers: int = 4):  # noqa: ANN201
-    """A BERT-base-like encoder (MatMul/Add/Softmax/LayerNorm as primitive ops, GELU via Erf)."""
+
+
+def mobilenetv2(batch: int, size: int = 224):  # noqa: ANN201
+    """MobileNetV2 (torchvision topology, width 1.0): inverted residual blocks, ReLU6 as Clip(0, 6)."""
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
     nodes, inits = [], []
-    hd = hidden // heads
+    count = [0]
+    six = numpy_helper.from_array(np.array(6.0, np.float32), "six")
+    zero = numpy_helper.from_array(np.array(0.0, np.float32), "zero")
+    inits += [six, zero]
+
+    def conv(x: str, cin: int, cout: int, k: int, s: int, groups: int, relu6: bool) -> str:
+        count[0] += 1
+        n = f"c{count[0]}"
+        inits.append(_w(rng, f"{n}_w", (cout, cin // groups, k, k)))
+        inits.append(_w(rng, f"{n}_b", (cout,), 0.01))
+        nodes.append(helper.make_node("Conv", [x, f"{n}_w", f"{n}_b"], [f"{n}_o"], kernel_shape=[k, k],
+                                      strides=[s, s], pads=[k // 2] * 4, group=groups))
+        if relu6:
+            nodes.append(helper.make_node("Clip", [f"{n}_o", "zero", "six"], [f"{n}_r"]))
+            return f"{n}_r"
+        return f"{n}_o"
+
+    x = conv("input", 3, 32, 3, 2, 1, True)
+    cin = 32
+    for t, c, n_rep, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                           (6, 160, 3, 2), (6, 320, 1, 1)):
+        for i in range(n_rep):
+            stride = s if i == 0 else 1
+            hidden = cin * t
+            y = conv(x, cin, hidden, 1, 1, 1, True) if t != 1 else x
+            y = conv(y, hidden, hidden, 3, stride, hidden, True)
+            y = conv(y, hidden, c, 1, 1, 1, False)
+            if stride == 1 and cin == c:
+                nodes.append(helper.make_node("Add", [y, x], [y + "_add"]))
+                y = y + "_add"
+            x, cin = y, c
+    x = conv(x, cin, 1280, 1, 1, 1, True)
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"]))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"]))
+    inits.append(_w(rng, "fc_w", (1000, 1280)))
+    inits.append(_w(rng, "fc_b", (1000,), 0.01))
+    nodes.append(helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], transB=1))
+    graph = helper.make_graph(nodes, "mobilenetv2",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, size, size])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 1000])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    feed = {"input": np.random.default_rng(1).standard_normal((batch, 3, size, size)).astype(np.float32)}
+    return model, feed
+
+
+def bert(batch: int, layers: int, hidden: int, heads: int, seq: int = 128, vocab: int = 30522):  # noqa: ANN201
+    """A BERT encoder as exported from torch: Gather embeddings, post-LN, Softmax, GELU via Erf."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes, inits = [], []
+    hd, ffn = hidden // heads, 4 * hidden
 
     def const(name: str, arr: np.ndarray) -> str:
         inits.append(numpy_helper.from_array(arr, name))
@@ -103,24 +166,21 @@ def bert_like(batch: int, seq: int = 128, hidden: int = 768, heads: int = 12, la
         return f"{n}_o"
 
     def layernorm(x: str, n: str) -> str:
-        nodes.append(helper.make_node("ReduceMean", [x], [f"{n}_mu"], axes=[-1], keepdims=1))
-        nodes.append(helper.make_node("Sub", [x, f"{n}_mu"], [f"{n}_d"]))
-        nodes.append(helper.make_node("Mul", [f"{n}_d", f"{n}_d"], [f"{n}_sq"]))
-        nodes.append(helper.make_node("ReduceMean", [f"{n}_sq"], [f"{n}_var"], axes=[-1], keepdims=1))
-        eps = const(f"{n}_eps", np.array(1e-12, np.float32))
-        nodes.append(helper.make_node("Add", [f"{n}_var", eps], [f"{n}_ve"]))
-        nodes.append(helper.make_node("Sqrt", [f"{n}_ve"], [f"{n}_sd"]))
-        nodes.append(helper.make_node("Div", [f"{n}_d", f"{n}_sd"], [f"{n}_nz"]))
-        g = const(f"{n}_g", np.ones(hidden, np.float32))
-        b = const(f"{n}_b", np.zeros(hidden, np.float32))
-        nodes.append(helper.make_node("Mul", [f"{n}_nz", g], [f"{n}_sc"]))
-        nodes.append(helper.make_node("Add", [f"{n}_sc", b], [f"{n}_o"]))
+        g = const(f"{n}_g", (1 + 0.1 * rng.standard_normal(hidden)).astype(np.float32))
+        b = const(f"{n}_b", (0.1 * rng.standard_normal(hidden)).astype(np.float32))
+        nodes.append(helper.make_node("LayerNormalization", [x, g, b], [f"{n}_o"], axis=-1, epsilon=1e-12))
         return f"{n}_o"
 
-    x = "hidden_in"
+    const("word_emb", (0.02 * rng.standard_normal((vocab, hidden))).astype(np.float32))
+    const("pos_emb", (0.02 * rng.standard_normal((1, seq, hidden))).astype(np.float32))
+    nodes.append(helper.make_node("Gather", ["word_emb", "input_ids"], ["emb_w"], axis=0))
+    nodes.append(helper.make_node("Add", ["emb_w", "pos_emb"], ["emb"]))
+    x = layernorm("emb", "ln_e")
     shape_heads = const("shape_heads", np.array([batch, seq, heads, hd], np.int64))
     shape_back = const("shape_back", np.array([batch, seq, hidden], np.int64))
     scale = const("scale", np.array(1.0 / hd ** 0.5, np.float32))
+    half, sqrt2, one = (const("half", np.array(0.5, np.float32)), const("sqrt2", np.array(2 ** 0.5, np.float32)),
+                        const("one", np.array(1.0, np.float32)))
     for i in range(layers):
         p = f"l{i}"
         qkv = []
@@ -139,117 +199,170 @@ def bert_like(batch: int, seq: int = 128, hidden: int = 768, heads: int = 12, la
         o = linear(f"{p}_cr", f"{p}o", hidden, hidden)
         nodes.append(helper.make_node("Add", [o, x], [f"{p}_res1"]))
         h = layernorm(f"{p}_res1", f"{p}ln1")
-        f1 = linear(h, f"{p}f1", hidden, 4 * hidden)
-        half, sqrt2, one = (const(f"{p}_half", np.array(0.5, np.float32)), const(f"{p}_s2", np.array(2 ** 0.5, np.float32)),
-                            const(f"{p}_one", np.array(1.0, np.float32)))
+        f1 = linear(h, f"{p}f1", hidden, ffn)
         nodes.append(helper.make_node("Div", [f1, sqrt2], [f"{p}_g1"]))
         nodes.append(helper.make_node("Erf", [f"{p}_g1"], [f"{p}_g2"]))
         nodes.append(helper.make_node("Add", [f"{p}_g2", one], [f"{p}_g3"]))
         nodes.append(helper.make_node("Mul", [f1, f"{p}_g3"], [f"{p}_g4"]))
         nodes.append(helper.make_node("Mul", [f"{p}_g4", half], [f"{p}_gelu"]))
-        f2 = linear(f"{p}_gelu", f"{p}f2", 4 * hidden, hidden)
+        f2 = linear(f"{p}_gelu", f"{p}f2", ffn, hidden)
         nodes.append(helper.make_node("Add", [f2, h], [f"{p}_res2"]))
         x = layernorm(f"{p}_res2", f"{p}ln2")
     nodes.append(helper.make_node("Identity", [x], ["hidden_out"]))
-    graph = helper.make_graph(nodes, "bert_like",
-                              [helper.make_tensor_value_info("hidden_in", TensorProto.FLOAT, [batch, seq, hidden])],
+    graph = helper.make_graph(nodes, "bert",
+                              [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, seq])],
                               [helper.make_tensor_value_info("hidden_out", TensorProto.FLOAT, [batch, seq, hidden])],
                               inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-    feed = {"hidden_in": np.random.default_rng(1).standard_normal((batch, seq, hidden)).astype(np.float32)}
+    feed = {"input_ids": np.random.default_rng(1).integers(0, vocab, (batch, seq)).astype(np.int64)}
     return model, feed
 
 
-MODELS = {"resnet": resnet18_like, "bert": bert_like}
+MODELS = {
+    "resnet18": lambda b: resnet18_like(b),
+    "mobilenetv2": lambda b: mobilenetv2(b),
+    "bert_tiny": lambda b: bert(b, layers=2, hidden=128, heads=2),
+    "bert_base": lambda b: bert(b, layers=12, hidden=768, heads=12),
+}
 
 
 # -- one measurement in a fresh process ------------------------------------------------------------------
 
 
-def _measure(engine: str, model_name: str, batch: int, repeat: int, kwargs: dict) -> dict:
-    import resource
+def _timed(run, min_seconds: float) -> tuple[float, int]:  # noqa: ANN001
+    for _ in range(3):
+        run()
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < 10 or (time.perf_counter() - start < min_seconds and len(times) < 300):
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    return 1000 * float(np.median(times)), len(times)
 
-    import onnx
 
-    model, feed = MODELS[model_name](batch, **kwargs)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "m.onnx")
-        onnx.save(model, path)
-        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        start = time.perf_counter()
-        if engine == "ort":
-            import onnxruntime as ort
+def _peak_mb() -> float:
+    """VmHWM of this process (ru_maxrss would include the parent's peak: Linux keeps it across execve)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
-            sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-            run = lambda: sess.run(None, feed)  # noqa: E731
-        else:
-            import nnkiln
 
-            module = nnkiln.load(path)
-            exe = nnkiln.compile(module)
-            names = exe.input_names
-            f = {names[0]: next(iter(feed.values()))} if len(names) == 1 else feed
-            run = lambda: exe.run(f)  # noqa: E731
-        compile_s = time.perf_counter() - start
-        out = run()  # warm up
-        first = np.asarray(out[0] if isinstance(out, list) else next(iter(out.values()))).reshape(-1)
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - t0)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result = {"compile_s": compile_s, "latency_ms": 1000 * float(np.median(times)), "peak_mb": peak / 1024,
-              "peak_growth_mb": (peak - base) / 1024, "sample": first[:64].astype(float).tolist(),
-              "absmax": float(np.abs(first).max())}
-    if engine == "nnkiln":
-        result["arena_mb"] = exe.stats["arena_bytes"] / 2**20
-        result["arena_lower_bound_mb"] = exe.stats["arena_lower_bound_bytes"] / 2**20
-    return result
+def _child(mode: str, workdir: str, threads: int, min_seconds: float) -> dict:
+    feed = dict(np.load(os.path.join(workdir, "feed.npz")))
+    onnx_path, blob_path = os.path.join(workdir, "m.onnx"), os.path.join(workdir, "m.kiln")
+    if mode == "ort":
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
+        t0 = time.perf_counter()
+        sess = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+        compile_s = time.perf_counter() - t0
+        out = sess.run(None, feed)[0]
+        lat, n = _timed(lambda: sess.run(None, feed), min_seconds)
+        np.save(os.path.join(workdir, f"out_ort_{threads}.npy"), out)
+        return {"compile_s": compile_s, "latency_ms": lat, "n": n, "peak_mb": _peak_mb()}
+    if mode == "compile":
+        import nnkiln
+
+        t0 = time.perf_counter()
+        exe = nnkiln.compile(nnkiln.load(onnx_path), threads=1)
+        compile_s = time.perf_counter() - t0
+        exe.save(blob_path)
+        return {"compile_s": compile_s, "compile_peak_mb": _peak_mb(), "arena_mb": exe.stats["arena_bytes"] / 2**20,
+                "arena_lb_mb": exe.stats["arena_lower_bound_bytes"] / 2**20, "tasks": exe.stats["num_tasks"]}
+    from nnkiln.runtime import load_blob
+
+    exe = load_blob(blob_path)
+    out = next(iter(exe.run(feed).values()))
+    lat, n = _timed(lambda: exe.run(feed), min_seconds)
+    np.save(os.path.join(workdir, f"out_kiln_{threads}.npy"), out)
+    return {"latency_ms": lat, "n": n, "peak_mb": _peak_mb()}
+
+
+def _spawn(mode: str, workdir: str, threads: int, min_seconds: float) -> dict | None:
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env[var] = str(threads)
+    cmd = ["taskset", "-c", ",".join(str(i) for i in range(threads)), sys.executable, os.path.abspath(__file__),
+           "--child", mode, workdir, str(threads), "--min-seconds", str(min_seconds)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        err = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        print(f"  {mode} (threads={threads}) FAILED: {err}", flush=True)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}x" if a is not None and b else "–"
+
+
+def _fmt(v: float | None, spec: str) -> str:
+    return format(v, spec) if v is not None else "–"
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default="resnet,bert")
+    p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--batches", default="1,8")
-    p.add_argument("--repeat", type=int, default=10)
-    p.add_argument("--bert-layers", type=int, default=4)
-    p.add_argument("--resnet-size", type=int, default=224)
-    p.add_argument("--child", nargs=3, metavar=("ENGINE", "MODEL", "BATCH"), help=argparse.SUPPRESS)
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--min-seconds", type=float, default=1.0)
+    p.add_argument("--out", default="", help="write the table (markdown) to this file")
+    p.add_argument("--child", nargs=3, metavar=("MODE", "WORKDIR", "THREADS"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    kwargs_of = {"resnet": {"size": args.resnet_size}, "bert": {"layers": args.bert_layers}}
     if args.child:
-        engine, model, batch = args.child
-        print(json.dumps(_measure(engine, model, int(batch), args.repeat, kwargs_of[model])))
+        mode, workdir, threads = args.child
+        print(json.dumps(_child(mode, workdir, int(threads), args.min_seconds)))
         return 0
-    rows = []
+    import onnx
+
+    header = ("| model | batch | threads | compile s ort / nnkiln (ratio) | latency ms ort / nnkiln (ratio) | "
+              "peak MB ort / nnkiln runtime (ratio) | nnkiln compile peak MB | arena MB (lower bound) | max rel diff |")
+    rows = [header, "|" + "---|" * 9]
+    print(header, flush=True)
     for model in args.models.split(","):
         for batch in (int(b) for b in args.batches.split(",")):
-            res = {}
-            for engine in ("ort", "nnkiln"):
-                cmd = [sys.executable, __file__, "--child", engine, model, str(batch), "--repeat", str(args.repeat),
-                       "--bert-layers", str(args.bert_layers), "--resnet-size", str(args.resnet_size)]
-                proc = subprocess.run(cmd, capture_output=True, text=True)
-                if proc.returncode != 0:
-                    err = (proc.stderr.strip().splitlines() or ["?"])[-1]
-                    print(f"{model} b{batch} {engine}: FAILED: {err}")
-                    res[engine] = None
-                    continue
-                res[engine] = json.loads(proc.stdout.strip().splitlines()[-1])
-            rows.append((model, batch, res))
-            o, n = res.get("ort"), res.get("nnkiln")
-            line = f"{model:7} b{batch}: "
-            if o:
-                line += f"ort compile {o['compile_s']:.2f}s lat {o['latency_ms']:.1f}ms peak {o['peak_mb']:.0f}MB | "
-            if n:
-                line += (f"nnkiln compile {n['compile_s']:.2f}s lat {n['latency_ms']:.1f}ms peak {n['peak_mb']:.0f}MB "
-                         f"arena {n['arena_mb']:.1f}MB (lb {n['arena_lower_bound_mb']:.1f}MB)")
-            if o and n:
-                diff = float(np.abs(np.array(o["sample"]) - np.array(n["sample"])).max()) / max(o["absmax"], 1e-30)
-                line += f" | max rel diff (64 values) {diff:.1e}"
-                line += (f" | ratios nnkiln/ort: compile {n['compile_s'] / o['compile_s']:.1f}x, "
-                         f"latency {n['latency_ms'] / o['latency_ms']:.2f}x, peak {n['peak_mb'] / o['peak_mb']:.2f}x")
-            print(line, flush=True)
+            with tempfile.TemporaryDirectory() as wd:
+                m, feed = MODELS[model](batch)
+                onnx.save(m, os.path.join(wd, "m.onnx"))
+                np.savez(os.path.join(wd, "feed.npz"), **feed)
+                del m
+                comp = None
+                for threads in (int(t) for t in args.threads.split(",")):
+                    o = _spawn("ort", wd, threads, args.min_seconds)
+                    if comp is None:
+                        comp = _spawn("compile", wd, threads, args.min_seconds)
+                    k = _spawn("run", wd, threads, args.min_seconds) if comp else None
+                    diff = None
+                    if o and k:
+                        a = np.load(os.path.join(wd, f"out_ort_{threads}.npy"))
+                        b = np.load(os.path.join(wd, f"out_kiln_{threads}.npy"))
+                        diff = float(np.abs(a - b).max() / max(np.abs(a).max(), 1e-30))
+                    oc, kc = (o or {}).get("compile_s"), (comp or {}).get("compile_s")
+                    ol, kl = (o or {}).get("latency_ms"), (k or {}).get("latency_ms")
+                    op, kp = (o or {}).get("peak_mb"), (k or {}).get("peak_mb")
+                    row = (f"| {model} | {batch} | {threads} | {_fmt(oc, '.2f')} / {_fmt(kc, '.2f')} ({_ratio(kc, oc)}) | "
+                           f"{_fmt(ol, '.2f')} / {_fmt(kl, '.2f')} (**{_ratio(kl, ol)}**) | "
+                           f"{_fmt(op, '.0f')} / {_fmt(kp, '.0f')} ({_ratio(kp, op)}) | "
+                           f"{_fmt((comp or {}).get('compile_peak_mb'), '.0f')} | "
+                           f"{_fmt((comp or {}).get('arena_mb'), '.2f')} ({_fmt((comp or {}).get('arena_lb_mb'), '.2f')}) | "
+                           f"{_fmt(diff, '.1e')} |")
+                    rows.append(row)
+                    print(row, flush=True)
+    if args.out:
+        cmd = " ".join(["python", "bench/bench_compile.py"] + (argv if argv is not None else sys.argv[1:]))
+        load = os.getloadavg()
+        text = (f"# nnkiln vs onnxruntime\n\nDate: {datetime.datetime.now().isoformat(timespec='minutes')}  \n"
+                f"Command: `{cmd}`  \nLoad average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+                f"(the machine is shared; treat differences under ~10 % as noise)\n\n"
+                "Ratios are nnkiln / onnxruntime (lower is better for nnkiln; > 1.00x means nnkiln is slower / "
+                "bigger). Method: see the docstring of bench/bench_compile.py.\n\n" + "\n".join(rows) + "\n")
+        with open(args.out, "w") as f:
+            f.write(text)
     return 0
 
 

@@ -219,6 +219,12 @@ def cmd_export_tosa1(args: argparse.Namespace) -> int:
     return export_main(args.rest)
 
 
+def cmd_translate(args: argparse.Namespace) -> int:
+    from nnkiln.frontends.nnef.writer import translate_main
+
+    return translate_main(args.rest)
+
+
 # -- check-nnef -------------------------------------------------------------------------------------
 
 
@@ -284,6 +290,11 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("rest", nargs=argparse.REMAINDER)
     exp.set_defaults(fn=cmd_export_tosa1)
 
+    trans = sub.add_parser("translate", help="translate a model to another format: nnkiln translate --to nnef MODEL -o DIR",
+                           add_help=False)
+    trans.add_argument("rest", nargs=argparse.REMAINDER)
+    trans.set_defaults(fn=cmd_translate)
+
     nnef = sub.add_parser("check-nnef", help="parse and check an NNEF document, folder or .tgz (exit 0 valid, 1 invalid)")
     nnef.add_argument("path")
     nnef.add_argument("--lenient", action="store_true", help="accept the known defects of the spec's own examples")
@@ -296,7 +307,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-_PASSTHROUGH = {"compile": cmd_compile, "inspect": cmd_inspect, "export-tosa1": cmd_export_tosa1}
+_PASSTHROUGH = {
+    "compile": cmd_compile,
+    "inspect": cmd_inspect,
+    "export-tosa1": cmd_export_tosa1,
+    "translate": cmd_translate,
+}
 """Subcommands whose own parsers (in other modules) read the rest of the command line."""
 
 

@@ -270,3 +270,134 @@ def pool_nd(g: GraphBuilder, op: type, x: SSAValue, kernel: Sequence[int], strid
     y = pool2d(g, op, y, [kernel[0], 1], [strides[0], 1], [begins[0], 0], [ends[0], 0])
     od = shape_of(y)[1]
     return reshape(g, y, (n, od, oh, ow, c))
+
+
+# ------------------------------------------------------------------------------------------------
+# convolutions on N C D.. values
+
+
+def _weight_cl(g: GraphBuilder, w: np.ndarray | SSAValue, perm: Sequence[int], shape: Sequence[int],
+               like: SSAValue) -> SSAValue:
+    """Weight ``w`` reshaped to ``shape`` and permuted by ``perm`` (numpy at import, else IR ops)."""
+    from nnkiln.frontends.common.arith import np_dtype
+
+    if isinstance(w, np.ndarray):
+        arr = np.ascontiguousarray(np.transpose(w.reshape(shape), perm)).astype(np_dtype(kind_of(like.type)))  # type: ignore[arg-type]
+        return g.const(arr)
+    return transpose(g, reshape(g, w, shape), perm)
+
+
+def conv_nchw(g: GraphBuilder, x: SSAValue, weight: np.ndarray | SSAValue, bias: SSAValue,
+              pairs: Sequence[tuple[int, int]], strides: Sequence[int], dilations: Sequence[int],
+              group: int) -> SSAValue:
+    """Grouped convolution of N C D1..Dk ``x`` (k = 1, 2, 3) by ``weight`` [M, C/group, K..] plus ``bias``
+    [M], zero padding ``pairs`` (non-negative; floor division), returning N M O1..Ok.
+
+    1-D runs as CONV2D with H = 1, 2-D as CONV2D, 3-D as CONV3D (group 1 only); ``group == C`` is
+    DEPTHWISE_CONV2D (channel multiplier M/C); other groups are per-group CONV2Ds joined by CONCAT.
+    """
+    from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
+    from nnkiln.dialects.tosa.ops_tensor import Conv2DOp, Conv3DOp, DepthwiseConv2DOp
+
+    xs = shape_of(x)
+    wshape = tuple(weight.shape) if isinstance(weight, np.ndarray) else shape_of(weight)
+    k = len(xs) - 2
+    kernel = list(wshape[2:])
+    c_in, m_out = xs[1], wshape[0]
+    geo = [window_geometry(s, kk, st, d, b, e, False) for s, kk, st, d, (b, e) in
+           zip(xs[2:], kernel, strides, dilations, pairs)]
+    if any(o < 1 for o, _ in geo):
+        raise g.error(f"the kernel {kernel} is larger than the padded input {list(xs[2:])}")
+    xc = to_channels_last(g, x)
+    xc, ends = trim_input(g, xc, [e for _, e in geo])
+    begins = [b for b, _ in pairs]
+    strides, dilations = list(strides), list(dilations)
+    if k == 1:
+        kernel, strides, dilations, begins, ends = [1] + kernel, [1] + strides, [1] + dilations, [0] + begins, [0] + ends
+    pad = [p for b, e in zip(begins, ends) for p in (b, e)]
+    et = etype(xc)
+    if k == 3:
+        if group != 1:
+            raise g.error("a grouped 3-D convolution is not supported (TOSA 0.30 has no grouped or depthwise CONV3D)")
+        w = _weight_cl(g, weight, (0, 2, 3, 4, 1), wshape, xc)
+        y = g.value(Conv3DOp, [xc, w, bias], et, pad=pad, stride=strides, dilation=dilations, input_zp=0, weight_zp=0)
+        return to_channels_first(g, y, 3)
+    w_shape4 = (m_out, wshape[1], *kernel)
+    attrs = dict(pad=pad, stride=strides, dilation=dilations, input_zp=0, weight_zp=0)
+    if group == 1:
+        y = g.value(Conv2DOp, [xc, _weight_cl(g, weight, (0, 2, 3, 1), w_shape4, xc), bias], et, **attrs)
+    elif group == c_in:
+        mult = m_out // c_in
+        w = _weight_cl(g, weight, (2, 3, 0, 1), (c_in, mult, *kernel), xc)
+        y = g.value(DepthwiseConv2DOp, [xc, w, bias], et, **attrs)
+    else:
+        cg, mg = c_in // group, m_out // group
+        w = _weight_cl(g, weight, (0, 2, 3, 1), w_shape4, xc)
+        s4 = shape_of(xc)
+        parts = []
+        for gi in range(group):
+            xg = slice_value(g, xc, [0, 0, 0, gi * cg], [s4[0], s4[1], s4[2], cg])
+            wsh = shape_of(w)
+            wg = slice_value(g, w, [gi * mg, 0, 0, 0], [mg, *wsh[1:]])
+            bg = slice_value(g, bias, [gi * mg], [mg])
+            parts.append(g.value(Conv2DOp, [xg, wg, bg], et, **attrs))
+        y = g.value(ConcatOp, [parts], et, axis=3)
+    return to_channels_first(g, y, k)
+
+
+def transpose_conv_nchw(g: GraphBuilder, x: SSAValue, weight: np.ndarray | SSAValue, bias: SSAValue,
+                        strides: Sequence[int], dilations: Sequence[int], begins: Sequence[int],
+                        out_sizes: Sequence[int], group: int) -> SSAValue:
+    """Transposed convolution of N C D1..Dk ``x`` (k = 1, 2) by ``weight`` [C, M/group, K..]: ``x[i]·w[j]``
+    lands at ``o = i·s + j·d − begin``; the output has ``out_sizes`` (positions outside the full result
+    receive only the bias). TRANSPOSE_CONV2D per group (CONCAT), 1-D with H = 1; dilations insert
+    zero taps into the kernel."""
+    from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
+    from nnkiln.dialects.tosa.ops_tensor import TransposeConv2DOp
+    from nnkiln.frontends.common.arith import np_dtype
+
+    xs = shape_of(x)
+    wshape = tuple(weight.shape) if isinstance(weight, np.ndarray) else shape_of(weight)
+    k = len(xs) - 2
+    if k not in (1, 2):
+        raise g.error(f"a transposed convolution with {k} spatial axes is not supported (1-D and 2-D only)")
+    c_in = xs[1]
+    m_out = wshape[1] * group
+    kernel = list(wshape[2:])
+    effs = [(kk - 1) * d + 1 for kk, d in zip(kernel, dilations)]
+    crops = []
+    for i in range(k):
+        base = (xs[2 + i] - 1) * strides[i] + effs[i]
+        crops.append((begins[i], base - begins[i] - out_sizes[i]))
+    xc = to_channels_last(g, x)
+    strides, out_sizes = list(strides), list(out_sizes)
+    if k == 1:
+        strides, crops, out_sizes, effs = [1] + strides, [(0, 0)] + crops, [1] + out_sizes, [1] + effs
+    neg = any(c < 0 for pair in crops for c in pair)
+    et = etype(xc)
+    dt = np_dtype(kind_of(xc.type))  # type: ignore[arg-type]
+    conv_bias = g.const(np.zeros(m_out, dtype=dt)) if neg else bias
+    out_pad = [max(c, 0) for pair in crops for c in pair]
+    oh = [(shape_of(xc)[1 + i] - 1) * strides[i] + effs[i] - out_pad[2 * i] - out_pad[2 * i + 1] for i in range(2)]
+    cg, mg = c_in // group, m_out // group
+    if isinstance(weight, np.ndarray):
+        warr = dilate_kernel(weight.astype(dt), dilations).reshape((c_in, wshape[1], *effs))
+        w = g.const(np.ascontiguousarray(np.transpose(warr, (1, 2, 3, 0))))
+    else:
+        w = dilate_kernel_ir(g, weight, dilations)
+        w = transpose(g, reshape(g, w, (c_in, wshape[1], *effs)), (1, 2, 3, 0))
+    n = shape_of(xc)[0]
+    s4 = shape_of(xc)
+    parts = []
+    for gi in range(group):
+        xg = xc if group == 1 else slice_value(g, xc, [0, 0, 0, gi * cg], [s4[0], s4[1], s4[2], cg])
+        wg = w if group == 1 else slice_value(g, w, [0, 0, 0, gi * cg], [mg, effs[0], effs[1], cg])
+        bg = conv_bias if group == 1 else slice_value(g, conv_bias, [gi * mg], [mg])
+        parts.append(g.value(TransposeConv2DOp, [xg, wg, bg], et, out_pad=out_pad, stride=strides,
+                             out_shape=[n, oh[0], oh[1], mg], input_zp=0, weight_zp=0))
+    y = parts[0] if group == 1 else g.value(ConcatOp, [parts], et, axis=3)
+    if neg:
+        y = pad_value(g, y, [(0, 0)] + [(max(-a, 0), max(-b, 0)) for a, b in crops] + [(0, 0)])
+        y = g.value(AddOp, [y, reshape(g, bias, (1, 1, 1, m_out))], et)
+    return to_channels_first(g, y, k)

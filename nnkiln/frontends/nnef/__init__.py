@@ -13,3 +13,17 @@ from nnkiln.frontends.nnef.tensor_file import ItemType, TensorData, read_tensor,
 
 __all__ += ["Container", "FlatGraph", "FlatOp", "ItemType", "QuantInfo", "TensorData", "TensorRef", "check_main",
             "expand", "load_container", "parse_quant", "read_tensor", "write_tensor"]
+
+
+def load_nnef(path: str, shapes=None, *, lenient: bool = False):  # noqa: ANN001, ANN201
+    """Import an NNEF container (folder or tar archive) as a verified ``tosa``-level module.
+
+    ``shapes`` maps external input names to new shapes (replacing the ``external(shape = ...)``).
+    See :mod:`nnkiln.frontends.nnef.lowering` and :mod:`nnkiln.frontends.nnef.lowering_quant`.
+    """
+    from nnkiln.frontends.nnef.loader import load_nnef as _load
+
+    return _load(path, shapes, lenient=lenient)
+
+
+__all__ += ["load_nnef"]

@@ -7,9 +7,13 @@ checks out; everything else (all integer modes, other float formats, unusual ops
 interpreter's numeric kernel and copies its result into the output view (``reference``).
 
 The operands a post-op takes from ``ins`` (its ``operand`` index) are not passed to the main kernel.
-Post-ops (``args["post_ops"]``) are applied in order to the kernel's first output, in place:
-``tosa.clamp`` and ``tosa.add`` on float32 natively, anything else through the reference kernel with
-the current result as operand 0 (and ``ins[operand]`` as operand 1 when the post-op has one).
+Post-ops (``args["post_ops"]``) are applied in order to the kernel's first output, in place. When the
+main kernel has a fast path and every post-op has a native float32 form (``kernels.epilogue``), the
+fast kernel applies them itself (per block of output rows, in cache, no temporaries). Otherwise they
+run one by one after the kernel: ``tosa.clamp`` and ``tosa.add`` on float32 natively, anything else
+through the reference kernel with the current result as operand 0 (and ``ins[operand]`` as operand 1).
+If an output overlaps any input (including post-op operands), a fast kernel computes into a
+temporary first.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import numpy as np
 from nnkiln.backend.blob_format import BufferDesc, Memory, TaskDesc
 from nnkiln.errors import NotExecutableError
 from nnkiln.kinds import Kind
-from nnkiln.runtime.kernels import fast
+from nnkiln.runtime.kernels import epilogue, fast
 from nnkiln.runtime.kernels.reference import call_reference, reference_kernel, store
 
 TaskFn = Callable[[Sequence[np.ndarray]], None]
@@ -40,7 +44,7 @@ def _post_op_fn(post: dict[str, Any], out_idx: int, ins: Sequence[int], buffers:
     kinds = [ob.kind] + ([buffers[extra].kind] if extra is not None else [])
     if all(k is Kind.F32 for k in kinds):
         if name == "tosa.clamp":
-            lo = fast.clamp_bounds(attrs)
+            lo = epilogue.clamp_bounds(attrs)
             if lo is not None:
                 lo_v, hi_v = lo
 
@@ -85,6 +89,7 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
     extra = {p["operand"] for p in task.args.get("post_ops", ()) if p.get("operand") is not None}
     ins = [b for k, b in enumerate(all_ins) if k not in extra]  # the main kernel's own operands
     attrs = dict(task.args.get("attrs", {}))
+    fused_posts = False
     if name in VIEW_KERNELS:
         return lambda views: None
     if name == "buf.copy":
@@ -97,17 +102,23 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
 
         main: TaskFn = copy
     else:
+        post_list = list(task.args.get("post_ops", ()))
+        extra_idx = [all_ins[p["operand"]] for p in post_list if p.get("operand") is not None]
+        epi = (epilogue.build(post_list, buffers[outs[0]], [buffers[i] for i in extra_idx])
+               if post_list and len(outs) == 1 else None)
         main_fast = fast.build(name, attrs, [buffers[i] for i in ins], [buffers[o] for o in outs],
-                               [static_views[i] if buffers[i].memory is Memory.CONSTANT else None for i in ins])
-        if main_fast is not None and _overlaps(ins, outs, buffers) and name not in fast.ELEMENTWISE:
+                               [static_views[i] if buffers[i].memory is Memory.CONSTANT else None for i in ins], epi)
+        if main_fast is not None and epi is not None:
+            fused_posts = True
+        if main_fast is not None and (_overlaps(all_ins, outs, buffers) and (name not in fast.ELEMENTWISE or epi)):
             def main(views: Sequence[np.ndarray], _f=main_fast) -> None:
                 tmp = [np.empty_like(views[o]) for o in outs]
-                _f([views[i] for i in ins], tmp)
+                _f([views[i] for i in ins], tmp, [views[i] for i in extra_idx])
                 for o, t in zip(outs, tmp):
                     np.copyto(views[o], t)
         elif main_fast is not None:
             def main(views: Sequence[np.ndarray], _f=main_fast) -> None:
-                _f([views[i] for i in ins], [views[o] for o in outs])
+                _f([views[i] for i in ins], [views[o] for o in outs], [views[i] for i in extra_idx])
         else:
             reference_kernel(name)  # NotExecutableError now rather than at run time
             in_kinds = [buffers[i].kind for i in ins]
@@ -122,6 +133,8 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
                 for o, r in zip(outs, res):
                     store(views[o], r)
 
+    if fused_posts:
+        return main
     posts = [_post_op_fn(p, outs[0], all_ins, buffers) for p in task.args.get("post_ops", ())] if outs else []
     if not posts:
         return main

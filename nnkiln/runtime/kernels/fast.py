@@ -1,18 +1,17 @@
 """Fast float32 kernels writing straight into their output views.
 
-``build(name, attrs, in_bufs, out_bufs, const_views)`` returns ``fn(ins, outs)`` or ``None`` when no
-fast path applies (then the reference kernel runs). A fast path applies only when every operand and
-result is float32, the zero points are 0 and the shapes agree with the op's geometry (checked once,
-when the executable is built, so a tampered blob cannot make a strided view read out of bounds).
+``build(name, attrs, in_bufs, out_bufs, const_views, epilogue)`` returns ``fn(ins, outs, extras)`` or
+``None`` when no fast path applies (then the reference kernel runs). A fast path applies only when
+every operand and result is float32, the zero points are 0 and the shapes agree with the op's
+geometry (checked once, when the executable is built, so a tampered blob cannot make a strided view
+read out of bounds). ``epilogue`` (``kernels.epilogue``) holds fused post-ops applied in place to
+the output (by the producer, per block of rows while in cache); ``extras`` are their operands.
 
 Numerics against ``nnkiln.reference`` (float32 everywhere, like the reference):
-- CONV2D: im2col (a zero-padded copy of the input, a strided window view copied to
-  ``[N*OH*OW, KH*KW*IC]``) times the weights ``[KH*KW*IC, OC]`` with ``np.matmul(out=)``, then ``+ bias``.
-  A 1x1/stride-1/unpadded convolution uses the input directly. Accumulation order differs from the
-  reference's per-tap products (within 1e-5 relative). Decision: padded positions contribute
-  ``0 * w``; the reference skips them, which only differs for non-finite weights.
-- DEPTHWISE_CONV2D, AVG/MAX_POOL2D: the reference's per-tap loops, done in place in the output view
-  with one reusable scratch (same operations in the same order: bit-identical).
+- CONV2D, DEPTHWISE_CONV2D: see ``kernels.conv`` (GEMM: within 1e-5 relative; depthwise: the
+  reference's per-tap float32 operations in its order).
+- AVG/MAX_POOL2D: the reference's per-tap loops, done in place in the output view (same operations
+  in the same order: bit-identical).
 - FULLY_CONNECTED, MATMUL: ``np.matmul(out=)`` (+ bias); elementwise ops with ``out=``.
 """
 
@@ -26,35 +25,15 @@ import numpy as np
 
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
+from nnkiln.runtime.kernels import conv
+from nnkiln.runtime.kernels.conv import ints
+from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
+from nnkiln.runtime.kernels.epilogue import block_of as epilogue_block_of
+from nnkiln.runtime.kernels.epilogue import operand_2d as epilogue_operand_2d
 
-FastFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], None]
+FastFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]], None]
+PlainFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], None]
 _F32 = np.float32
-
-
-def clamp_bounds(attrs: dict[str, Any]) -> tuple[np.float32, np.float32] | None:
-    """(min, max) of a float32 CLAMP, or None if the attributes are absent or min > max."""
-    lo = next((attrs[k] for k in ("min_val", "min_fp") if attrs.get(k) is not None), None)
-    hi = next((attrs[k] for k in ("max_val", "max_fp") if attrs.get(k) is not None), None)
-    if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
-        return None
-    lo_f, hi_f = _F32(lo), _F32(hi)
-    if not lo_f <= hi_f:  # the reference raises tosa_unpredictable: let it
-        return None
-    return lo_f, hi_f
-
-
-def _ints(v: Any, n: int) -> tuple[int, ...] | None:
-    if not isinstance(v, (tuple, list)) or len(v) != n or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-        return None
-    return tuple(v)
-
-
-def _axis_range(size_in: int, size_out: int, stride: int, offset: int) -> tuple[slice, slice] | None:
-    lo = max(0, -(offset // stride))
-    hi = min(size_out - 1, (size_in - 1 - offset) // stride)
-    if lo > hi:
-        return None
-    return slice(lo * stride + offset, hi * stride + offset + 1, stride), slice(lo, hi + 1)
 
 
 def _taps(in_hw: tuple[int, int], out_hw: tuple[int, int], k: tuple[int, int], stride: tuple[int, int],
@@ -69,94 +48,16 @@ def _taps(in_hw: tuple[int, int], out_hw: tuple[int, int], k: tuple[int, int], s
     return out
 
 
-def _out_size(i: int, k: int, s: int, d: int, p0: int, p1: int) -> int:
-    return (i - 1 + p0 + p1 - (k - 1) * d) // s + 1
+def _axis_range(size_in: int, size_out: int, stride: int, offset: int) -> tuple[slice, slice] | None:
+    lo = max(0, -(offset // stride))
+    hi = min(size_out - 1, (size_in - 1 - offset) // stride)
+    if lo > hi:
+        return None
+    return slice(lo * stride + offset, hi * stride + offset + 1, stride), slice(lo, hi + 1)
 
 
-def _conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
-            consts: Sequence[np.ndarray | None]) -> FastFn | None:
-    pad, stride, dil = _ints(attrs.get("pad"), 4), _ints(attrs.get("stride"), 2), _ints(attrs.get("dilation"), 2)
-    if pad is None or stride is None or dil is None or len(ib) != 3 or len(ob) != 1:
-        return None
-    if min(stride) < 1 or min(dil) < 1 or min(pad) < 0:
-        return None
-    xs, ws, bs, os_ = ib[0].shape, ib[1].shape, ib[2].shape, ob[0].shape
-    if len(xs) != 4 or len(ws) != 4 or len(os_) != 4:
-        return None
-    n, ih, iw, ic = xs
-    oc, kh, kw, wic = ws
-    if wic != ic or os_[0] != n or os_[3] != oc or bs not in ((oc,), (1,)):
-        return None
-    pt, pb, pl, pr = pad
-    oh, ow = _out_size(ih, kh, stride[0], dil[0], pt, pb), _out_size(iw, kw, stride[1], dil[1], pl, pr)
-    if (oh, ow) != os_[1:3] or oh < 1 or ow < 1:
-        return None
-    if (oh - 1) * stride[0] + (kh - 1) * dil[0] + 1 > ih + pt + pb or (ow - 1) * stride[1] + (kw - 1) * dil[1] + 1 > iw + pl + pr:
-        return None
-    wconst = consts[1]
-    wmat = (np.ascontiguousarray(wconst.reshape(oc, kh * kw * ic).T) if wconst is not None else None)
-    direct = kh == kw == 1 and stride == (1, 1) and not any(pad)
-    sy, sx = stride
-    dy, dx = dil
-
-    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
-        x, w, b = ins
-        out = outs[0]
-        wm = wmat if wmat is not None else w.reshape(oc, -1).T
-        o2 = out.reshape(n * oh * ow, oc)
-        if direct:
-            cols = x.reshape(n * ih * iw, ic)
-        else:
-            if any(pad):
-                xp = np.zeros((n, ih + pt + pb, iw + pl + pr, ic), _F32)
-                xp[:, pt:pt + ih, pl:pl + iw, :] = x
-            else:
-                xp = np.ascontiguousarray(x)
-            s0, s1, s2, s3 = xp.strides
-            win = np.lib.stride_tricks.as_strided(
-                xp, (n, oh, ow, kh, kw, ic), (s0, s1 * sy, s2 * sx, s1 * dy, s2 * dx, s3), writeable=False)
-            cols = win.reshape(n * oh * ow, kh * kw * ic)
-        np.matmul(cols, wm, out=o2)
-        np.add(out, b, out=out)
-
-    return run
-
-
-def _depthwise(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
-               consts: Sequence[np.ndarray | None]) -> FastFn | None:
-    pad, stride, dil = _ints(attrs.get("pad"), 4), _ints(attrs.get("stride"), 2), _ints(attrs.get("dilation"), 2)
-    if pad is None or stride is None or dil is None or len(ib) != 3 or len(ob) != 1:
-        return None
-    if min(stride) < 1 or min(dil) < 1 or min(pad) < 0:
-        return None
-    xs, ws, os_ = ib[0].shape, ib[1].shape, ob[0].shape
-    if len(xs) != 4 or len(ws) != 4 or len(os_) != 4:
-        return None
-    n, ih, iw, c = xs
-    kh, kw, wc, m = ws
-    oh, ow = _out_size(ih, kh, stride[0], dil[0], pad[0], pad[1]), _out_size(iw, kw, stride[1], dil[1], pad[2], pad[3])
-    if wc != c or os_ != (n, oh, ow, c * m) or ib[2].shape not in ((c * m,), (1,)):
-        return None
-    taps = _taps((ih, iw), (oh, ow), (kh, kw), stride, dil, (pad[0], pad[2]))
-
-    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
-        x, w, b = ins
-        out = outs[0]
-        o5 = out.reshape(n, oh, ow, c, m)
-        o5.fill(0)
-        tmp = np.empty((n, oh, ow, c, m), _F32)
-        for (ky, kx), (iy, ix), (oy, ox) in taps:
-            r = o5[:, oy, ox]
-            t = tmp[:, oy, ox]
-            np.multiply(x[:, iy, ix, :, None], w[ky, kx], out=t)
-            np.add(r, t, out=r)
-        np.add(out, b, out=out)
-
-    return run
-
-
-def _pool(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None:
-    k, stride, pad = _ints(attrs.get("kernel"), 2), _ints(attrs.get("stride"), 2), _ints(attrs.get("pad"), 4)
+def _pool(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> PlainFn | None:
+    k, stride, pad = ints(attrs.get("kernel"), 2), ints(attrs.get("stride"), 2), ints(attrs.get("pad"), 4)
     if k is None or stride is None or pad is None or len(ib) != 1 or len(ob) != 1:
         return None
     if min(stride) < 1 or min(k) < 1 or min(pad) < 0:
@@ -191,30 +92,42 @@ def _pool(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: S
     return run
 
 
-def _fully_connected(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None:
+def _fully_connected(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
+                     epi: Epilogue | None) -> FastFn | None:
     if len(ib) != 3 or len(ob) != 1:
         return None
     xs, ws, bs, os_ = ib[0].shape, ib[1].shape, ib[2].shape, ob[0].shape
     if len(xs) != 2 or len(ws) != 2 or xs[1] != ws[1] or os_ != (xs[0], ws[0]) or bs not in ((ws[0],), (1,)):
         return None
 
-    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
         x, w, b = ins
-        np.matmul(x, w.T, out=outs[0])
-        np.add(outs[0], b, out=outs[0])
+        o = outs[0]
+        np.matmul(x, w.T, out=o)
+        np.add(o, b, out=o)
+        if epi is not None:
+            epi(o, slice(None), extras)
 
     return run
 
 
-def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None:
+def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
+            epi: Epilogue | None) -> FastFn | None:
     if len(ib) != 2 or len(ob) != 1:
         return None
     a, b, o = ib[0].shape, ib[1].shape, ob[0].shape
     if len(a) != 3 or len(b) != 3 or a[0] != b[0] or a[2] != b[1] or o != (a[0], a[1], b[2]):
         return None
+    rows, cols = a[0] * a[1], b[2]
 
-    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
-        np.matmul(ins[0], ins[1], out=outs[0])
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
+        x, y = ins
+        if x.shape[0] == 1:  # one 2-D GEMM (no batch loop inside numpy)
+            np.matmul(x[0], y[0], out=outs[0][0])
+        else:
+            np.matmul(x, y, out=outs[0])
+        if epi is not None:
+            epi(outs[0].reshape(rows, cols), slice(None), extras)
 
     return run
 
@@ -243,27 +156,126 @@ ELEMENTWISE = ("tosa.add", "tosa.sub", "tosa.maximum", "tosa.minimum", "tosa.mul
 """Fast paths that are correct when the output aliases an input (numpy ufuncs handle overlap)."""
 _UNARY: dict[str, Callable[..., Any]] = {
     "tosa.abs": np.abs, "tosa.negate": np.negative, "tosa.exp": np.exp, "tosa.tanh": np.tanh,
-    "tosa.sigmoid": _sigmoid,
+    "tosa.sigmoid": _sigmoid, "tosa.reciprocal": lambda x, out: np.divide(_F32(1), x, out=out),
+    "tosa.rsqrt": lambda x, out: np.divide(_F32(1), np.sqrt(x, out=out), out=out),
 }
+PRODUCERS = ("tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected", "tosa.matmul")
+"""Kernels that apply a fused epilogue themselves (block by block where they compute in blocks)."""
+
+
+def _with_epilogue(fn: PlainFn, ob: Sequence[BufferDesc],
+                   epi: Epilogue | None) -> FastFn:
+    if epi is None:
+        return lambda ins, outs, extras: fn(ins, outs)
+    c = ob[0].shape[-1] if ob[0].shape else 1
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
+        fn(ins, outs)
+        epi(outs[0].reshape(-1, c), slice(None), extras)
+
+    return run
 
 
 def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
-          consts: Sequence[np.ndarray | None]) -> FastFn | None:
-    """A fast float32 implementation of ``name`` for these operands, or ``None``."""
+          consts: Sequence[np.ndarray | None], epi: Epilogue | None = None) -> FastFn | None:
+    """A fast float32 implementation of ``name`` (with the fused epilogue ``epi``) for these operands,
+    or ``None``: ``fn(ins, outs, extras)``."""
     if not all(b.kind is Kind.F32 for b in (*ib, *ob)):
         return None
     if any(attrs.get(z, 0) for z in ("input_zp", "weight_zp", "output_zp", "A_zp", "B_zp", "input1_zp", "input2_zp")):
         return None
     if name == "tosa.conv2d":
-        return _conv2d(attrs, ib, ob, consts)
+        return conv.conv2d(attrs, ib, ob, consts, epi)
     if name == "tosa.depthwise_conv2d":
-        return _depthwise(attrs, ib, ob, consts)
+        return conv.depthwise(attrs, ib, ob, epi)
+    if name == "tosa.fully_connected":
+        return _fully_connected(attrs, ib, ob, epi)
+    if name == "tosa.matmul":
+        return _matmul(attrs, ib, ob, epi)
+    if epi is not None:
+        blocked = _blocked_elementwise(name, attrs, ib, ob, epi)
+        if blocked is not None:
+            return blocked
+    plain = _plain(name, attrs, ib, ob)
+    return _with_epilogue(plain, ob, epi) if plain is not None else None
+
+
+_BLOCK_ELEMENTS = 1 << 16
+"""Elements per block of a fused elementwise chain (256 KiB of float32: stays in L2)."""
+
+
+def _blocked_elementwise(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
+                         epi: Epilogue) -> FastFn | None:
+    """An elementwise op followed by its fused chain, evaluated block by block of output rows: per
+    block the op writes the output block, then every post-op runs on it in place (same float32 ufuncs,
+    same order: identical results to the unfused kernels)."""
+    if len(ob) != 1 or not ob[0].shape:
+        return None
+    out_shape = ob[0].shape
+    c = out_shape[-1]
+    rows = int(np.prod(out_shape[:-1], dtype=np.int64))
+    modes = [epilogue_operand_2d(b.shape, out_shape) for b in ib]
+    if any(m is None for m in modes) or c == 0 or rows == 0:
+        return None
+    if name in _BINARY or name in ("tosa.mul",):
+        if len(ib) != 2 or (name == "tosa.mul" and attrs.get("shift", 0)):
+            return None
+        fn2 = _BINARY.get(name, np.multiply)
+        op = lambda a, o: fn2(a[0], a[1], out=o)  # noqa: E731
+    elif name in _UNARY and len(ib) == 1:
+        ufn = _UNARY[name]
+        op = lambda a, o: ufn(a[0], out=o)  # noqa: E731
+    elif name == "tosa.clamp" and len(ib) == 1 and clamp_bounds(attrs) is not None:
+        lo, hi = clamp_bounds(attrs)  # type: ignore[misc]
+
+        def op(a: Sequence[np.ndarray], o: np.ndarray) -> None:
+            np.clip(a[0], lo, hi, out=o)
+    elif name in ("tosa.reciprocal", "tosa.rsqrt") and len(ib) == 1:
+        def op(a: Sequence[np.ndarray], o: np.ndarray) -> None:
+            if name == "tosa.rsqrt":
+                np.sqrt(a[0], out=o)
+                np.divide(_F32(1), o, out=o)
+            else:
+                np.divide(_F32(1), a[0], out=o)
+    else:
+        return None
+    step = max(1, _BLOCK_ELEMENTS // c)
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
+        o2 = outs[0].reshape(rows, c)
+        with np.errstate(all="ignore"):
+            for r0 in range(0, rows, step):
+                rs = slice(r0, min(rows, r0 + step))
+                blk = o2[rs]
+                op([epilogue_block_of(m, x, rs, c) for m, x in zip(modes, ins)], blk)  # type: ignore[arg-type]
+                epi(blk, rs, extras)
+
+    return run
+
+
+def _reduce(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> PlainFn | None:
+    """REDUCE_SUM/MAX/MIN of float32 with ``np.sum/max/min(axis, keepdims, out=)``: the reference's
+    numpy reduction on an array of the same layout (same summation order: identical results)."""
+    axis = attrs.get("axis")
+    if len(ib) != 1 or len(ob) != 1 or not isinstance(axis, int) or not 0 <= axis < len(ib[0].shape):
+        return None
+    if ob[0].shape != tuple(1 if i == axis else d for i, d in enumerate(ib[0].shape)):
+        return None
+    fn = {"tosa.reduce_sum": np.sum, "tosa.reduce_max": np.max, "tosa.reduce_min": np.min}[name]
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+        with np.errstate(all="ignore"):
+            fn(ins[0], axis=axis, keepdims=True, out=outs[0])
+
+    return run
+
+
+def _plain(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc],
+           ob: Sequence[BufferDesc]) -> PlainFn | None:
     if name in ("tosa.max_pool2d", "tosa.avg_pool2d"):
         return _pool(name == "tosa.max_pool2d", attrs, ib, ob)
-    if name == "tosa.fully_connected":
-        return _fully_connected(attrs, ib, ob)
-    if name == "tosa.matmul":
-        return _matmul(attrs, ib, ob)
+    if name in ("tosa.reduce_sum", "tosa.reduce_max", "tosa.reduce_min"):
+        return _reduce(name, attrs, ib, ob)
     if name in _BINARY and len(ib) == 2 and _broadcastable(ib, ob):
         fn = _BINARY[name]
 
@@ -291,11 +303,10 @@ def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
         lo, hi = bounds
 
         def clamp(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
-            np.maximum(ins[0], lo, out=outs[0])
-            np.minimum(outs[0], hi, out=outs[0])
+            np.clip(ins[0], lo, hi, out=outs[0])
 
         return clamp
     return None
 
 
-__all__ = ["build", "clamp_bounds"]
+__all__ = ["ELEMENTWISE", "PRODUCERS", "build", "clamp_bounds"]

@@ -6,15 +6,21 @@ What: ``%r = buf.kernel P ... outs(%tmp)`` whose result's sole user is an elemen
 ``%tmp`` disappear. Repeats, so conv → add → clamp becomes one kernel with two post-ops.
 
 Fusable producers: ``tosa.conv2d``, ``tosa.depthwise_conv2d``, ``tosa.fully_connected``,
-``tosa.matmul``, ``tosa.avg_pool2d`` with a FLOAT output (f32/f16/bf16). Integer producers are not
+``tosa.matmul``, ``tosa.avg_pool2d`` and the float elementwise ops (add, sub, mul, maximum, minimum,
+exp, tanh, sigmoid, clamp, abs, negate, reciprocal, rsqrt: chains of them become one kernel that the
+runtime evaluates block by block in cache) with a FLOAT output (f32/f16/bf16). Integer producers are not
 fused: their i32 accumulators are usually followed by ``tosa.rescale`` whose rounding must be applied
 to exactly the accumulator the reference computes; keeping them separate keeps that bit-exactness
 trivially true. ``tosa.rescale`` is listed as a fusable post-op for completeness but never meets a
 float producer.
-Fusable post-ops: ``tosa.clamp``, ``tosa.sigmoid``, ``tosa.tanh``, ``tosa.rescale`` (one input) and
-``tosa.add``/``tosa.mul`` whose other operand is a constant or has the output's shape (so the
-post-op is a plain elementwise op, possibly broadcasting a constant) and is defined before the
-producer (so reading it earlier is safe).
+Fusable post-ops: ``tosa.clamp``, ``tosa.sigmoid``, ``tosa.tanh``, ``tosa.exp``, ``tosa.abs``,
+``tosa.negate``, ``tosa.reciprocal``, ``tosa.rsqrt``, ``tosa.rescale`` (one input) and
+``tosa.add``/``tosa.mul``/``tosa.maximum``/``tosa.minimum``/``tosa.sub`` (sub only with the fused value
+as its first operand: the runtime computes ``value - other``) whose other operand is a constant or
+broadcasts to the output's shape (same rank, each dimension equal or 1) and is defined before the
+producer (so reading it earlier is safe; a ``buf.const`` defined later, with its reshape views, is
+moved before the producer: constants have no position-dependent value). A binary op with the
+producer's result as both operands (``x·x``) is not fused.
 
 Conditions: the producer writes one freshly allocated buffer used by nothing else; the post-op's
 output has the producer output's type. Why: one pass over the output instead of two (cache
@@ -35,9 +41,16 @@ from xdsl.rewriter import Rewriter
 from nnkiln.dialects.buf import AllocOp, ConstOp, KernelOp, ReshapeOp
 from nnkiln.kinds import FLOAT_KINDS
 
-PRODUCERS = frozenset({"tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected", "tosa.matmul", "tosa.avg_pool2d"})
-UNARY_POST_OPS = frozenset({"tosa.clamp", "tosa.sigmoid", "tosa.tanh", "tosa.rescale"})
-BINARY_POST_OPS = frozenset({"tosa.add", "tosa.mul"})
+ELEMENTWISE_PRODUCERS = frozenset({"tosa.add", "tosa.sub", "tosa.mul", "tosa.maximum", "tosa.minimum", "tosa.exp",
+                                   "tosa.tanh", "tosa.sigmoid", "tosa.clamp", "tosa.abs", "tosa.negate",
+                                   "tosa.reciprocal", "tosa.rsqrt"})
+PRODUCERS = frozenset({"tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected", "tosa.matmul",
+                       "tosa.avg_pool2d"}) | ELEMENTWISE_PRODUCERS
+UNARY_POST_OPS = frozenset({"tosa.clamp", "tosa.sigmoid", "tosa.tanh", "tosa.rescale", "tosa.exp", "tosa.abs",
+                            "tosa.negate", "tosa.reciprocal", "tosa.rsqrt"})
+BINARY_POST_OPS = frozenset({"tosa.add", "tosa.mul", "tosa.sub", "tosa.maximum", "tosa.minimum"})
+LHS_ONLY = frozenset({"tosa.sub"})
+"""Binary post-ops fused only when the producer's result is their first operand (not commutative)."""
 
 
 def _before(value: SSAValue, op: Operation) -> bool:
@@ -53,6 +66,26 @@ def _is_const(value: SSAValue) -> bool:
     while isinstance(value.owner, ReshapeOp):
         value = value.owner.source
     return isinstance(value.owner, ConstOp)
+
+
+def _hoist_const(value: SSAValue, op: Operation) -> bool:
+    """Move the ``buf.const`` (and reshape views of it) defining ``value`` before ``op``; False if not a constant."""
+    chain: list[Operation] = []
+    v = value
+    while isinstance(v.owner, ReshapeOp):
+        chain.append(v.owner)
+        v = v.owner.source
+    if not isinstance(v.owner, ConstOp) or v.owner.parent is not op.parent:
+        return False
+    for o in [v.owner, *reversed(chain)]:
+        if not _before(o.results[0], op):
+            o.detach()
+            op.parent.insert_op_before(o, op)  # type: ignore[union-attr]
+    return True
+
+
+def _broadcasts_to(shape: tuple[int, ...], out: tuple[int, ...]) -> bool:
+    return len(shape) == len(out) and all(d in (1, o) for d, o in zip(shape, out))
 
 
 def _fusable(p: KernelOp) -> tuple[KernelOp, int | None] | None:
@@ -72,9 +105,11 @@ def _fusable(p: KernelOp) -> tuple[KernelOp, int | None] | None:
         return e, None
     if e.kernel.data in BINARY_POST_OPS and len(e.ins) == 2 and r in e.ins:
         other = e.ins[1] if e.ins[0] is r else e.ins[0]
-        if other is r or not _before(other, p):
+        if other is r or (e.kernel.data in LHS_ONLY and e.ins[0] is not r):
             return None
-        if _is_const(other) or other.type.get_shape() == tmp.type.get_shape():  # type: ignore[attr-defined]
+        if not _before(other, p) and not _hoist_const(other, p):
+            return None
+        if _is_const(other) or _broadcasts_to(tuple(other.type.get_shape()), tuple(tmp.type.get_shape())):  # type: ignore[attr-defined]
             return e, 1 if e.ins[0] is r else 0
     return None
 

@@ -21,7 +21,8 @@ dataflow graph, so the pass terminates.
 
 Legal before: verified tosa IR. After: the same; every value reaching a use outside the rewritten
 ops is unchanged (transposes and reshapes only move elements; elementwise ops and reductions see the
-same element values, reductions in the same order along the reduced axis, so results are bit-identical).
+same element values, so their results are identical; a float REDUCE_SUM/REDUCE_PRODUCT may add in a
+different order when its input layout changes (within 1e-5 relative); integer results are bit-exact).
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ _FAMILIES = (
     "elementwise_activation",
     "elementwise_logic",
     "elementwise_cast",
+    "approx",
     "nn",
     "shape_views",
     "shape_gather",
@@ -56,6 +57,7 @@ _FAMILIES = (
     "quant_ops",
     "quant_qdq_fusion",
     "control",
+    "composite",
 )
 
 for _family in _FAMILIES:

@@ -156,47 +156,11 @@ def Conv(ctx: NodeContext) -> Result:
     c_in, m_out = xv.shape[1], wv.shape[0]
     if group < 1 or c_in % group or m_out % group or wv.shape[1] * group != c_in:
         raise ctx.error(f"group {group} does not fit input channels {c_in} and weight {list(wv.shape)}")
-    geo = [window_geometry(s, kk, st, d, b, e, False) for s, kk, st, d, (b, e) in
-           zip(in_sizes, kernel, strides, dilations, pairs)]
-    if any(o < 1 for o, _ in geo):
-        raise ctx.error(f"the kernel {kernel} is larger than the padded input {in_sizes}")
-    x = to_channels_last(ctx, value_of(ctx, xv))
-    x, ends = trim_input(ctx, x, [e for _, e in geo])
-    begins = [b for b, _ in pairs]
-    if k == 1:
-        kernel, strides, dilations, begins, ends = [1] + kernel, [1] + strides, [1] + dilations, [0] + begins, [0] + ends
-    pad = [p for b, e in zip(begins, ends) for p in (b, e)]
-    et = etype(x)
-    if k == 3:
-        if group != 1:
-            raise ctx.error("a grouped 3-D Conv is not supported (TOSA 0.30 has no grouped or depthwise CONV3D)")
-        w = _weight(ctx, 1, (0, 2, 3, 4, 1))
-        y = ctx.g.value(Conv3DOp, [x, w, _bias(ctx, 2, m_out, x)], et, pad=pad, stride=strides,
-                        dilation=dilations, input_zp=0, weight_zp=0)
-        return [to_channels_first(ctx, y, 3)]
-    w_shape4 = (m_out, wv.shape[1], *kernel)  # 1-D weights gain KH = 1
-    attrs = dict(pad=pad, stride=strides, dilation=dilations, input_zp=0, weight_zp=0)
-    if group == 1:
-        w = _weight(ctx, 1, (0, 2, 3, 1), w_shape4)
-        y = ctx.g.value(Conv2DOp, [x, w, _bias(ctx, 2, m_out, x)], et, **attrs)
-    elif group == c_in:
-        mult = m_out // c_in
-        w = _weight(ctx, 1, (2, 3, 0, 1), (c_in, mult, *kernel))
-        y = ctx.g.value(DepthwiseConv2DOp, [x, w, _bias(ctx, 2, m_out, x)], et, **attrs)
-    else:
-        cg, mg = c_in // group, m_out // group
-        w = _weight(ctx, 1, (0, 2, 3, 1), w_shape4)  # [M, KH, KW, C/g]
-        bias = _bias(ctx, 2, m_out, x)
-        xs = shape_of(x)
-        parts = []
-        for gi in range(group):
-            xg = slice_value(ctx, x, [0, 0, 0, gi * cg], [xs[0], xs[1], xs[2], cg])
-            wsh = shape_of(w)
-            wg = slice_value(ctx, w, [gi * mg, 0, 0, 0], [mg, *wsh[1:]])
-            bg = slice_value(ctx, bias, [gi * mg], [mg])
-            parts.append(ctx.g.value(Conv2DOp, [xg, wg, bg], et, **attrs))
-        y = ctx.g.value(ConcatOp, [parts], et, axis=3)
-    return [to_channels_first(ctx, y, k)]
+    if k == 3 and group != 1:
+        raise ctx.error("a grouped 3-D Conv is not supported (TOSA 0.30 has no grouped or depthwise CONV3D)")
+    x = value_of(ctx, xv)
+    w = np.asarray(wv.const) if wv.is_const else value_of(ctx, wv)
+    return [_nn.conv_nchw(ctx.g, x, w, _bias(ctx, 2, m_out, x), pairs, strides, dilations, group)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -268,46 +232,10 @@ def ConvTranspose(ctx: NodeContext) -> Result:
             out_shape = [f - b - e for f, (b, e) in zip(fulls, pairs)]
     if any(o < 1 for o in out_shape):
         raise ctx.error(f"output size {out_shape} is not positive")
-    # crops of TRANSPOSE_CONV2D's full result (in-1)*s + eff: top = begin, bottom = the rest
-    crops = []
-    for i in range(k):
-        base = (in_sizes[i] - 1) * strides[i] + effs[i]
-        top = pairs[i][0]
-        crops.append((top, base - top - out_shape[i]))
-    x = to_channels_last(ctx, value_of(ctx, xv))
-    if k == 1:
-        strides, crops, out_shape = [1] + strides, [(0, 0)] + crops, [1] + out_shape
-        kernel, effs = [1] + kernel, [1] + effs
-    neg = any(c < 0 for pair in crops for c in pair)
-    et = etype(x)
-    bias = _bias(ctx, 2, m_out, x)
-    conv_bias = const_like(ctx.g, np.zeros(m_out), x) if neg else bias
-    out_pad = [max(c, 0) for pair in crops for c in pair]
-    oh = [(shape_of(x)[1 + i] - 1) * strides[i] + effs[i] - out_pad[2 * i] - out_pad[2 * i + 1] for i in range(2)]
-    cg, mg = c_in // group, m_out // group
-    # weight [C, M/g, K..] → per group [M/g, KH, KW, C/g]
-    if wv.is_const:
-        warr = np.asarray(wv.const).astype(np_dtype(xv.kind))
-        warr = _dilate_kernel(warr, dilations)
-        warr = warr.reshape((c_in, wv.shape[1], *effs))
-        w = const_like(ctx.g, transpose_const(warr, (1, 2, 3, 0)), x)
-    else:
-        w = _dilate_kernel_ir(ctx, value_of(ctx, wv), dilations)
-        w = transpose(ctx.g, reshape(ctx.g, w, (c_in, wv.shape[1], *effs)), (1, 2, 3, 0))
-    n = shape_of(x)[0]
-    parts = []
-    xs = shape_of(x)
-    for gi in range(group):
-        xg = x if group == 1 else slice_value(ctx, x, [0, 0, 0, gi * cg], [xs[0], xs[1], xs[2], cg])
-        wg = w if group == 1 else slice_value(ctx, w, [0, 0, 0, gi * cg], [mg, effs[0], effs[1], cg])
-        bg = conv_bias if group == 1 else slice_value(ctx, conv_bias, [gi * mg], [mg])
-        parts.append(ctx.g.value(TransposeConv2DOp, [xg, wg, bg], et, out_pad=out_pad, stride=strides,
-                                 out_shape=[n, oh[0], oh[1], mg], input_zp=0, weight_zp=0))
-    y = parts[0] if group == 1 else ctx.g.value(ConcatOp, [parts], et, axis=3)
-    if neg:
-        y = pad_value(ctx, y, [(0, 0)] + [(max(-a, 0), max(-b, 0)) for a, b in crops] + [(0, 0)])
-        y = add(ctx.g, y, reshape(ctx.g, bias, (1, 1, 1, m_out)))
-    return [to_channels_first(ctx, y, k)]
+    x = value_of(ctx, xv)
+    w = np.asarray(wv.const) if wv.is_const else value_of(ctx, wv)
+    return [_nn.transpose_conv_nchw(ctx.g, x, w, _bias(ctx, 2, m_out, x), strides, dilations,
+                                    [b for b, _ in pairs], out_shape, group)]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -45,13 +45,39 @@ func.func @not_fused(%a: memref<1x2x2xf32>, %o1: memref<1x2x2xf32>, %o2: memref<
 // CHECK-LABEL: func.func @late_operand
 // CHECK: buf.kernel "tosa.fully_connected"
 // CHECK-NOT: post_ops
-// CHECK: buf.kernel "tosa.abs"
+// CHECK: buf.kernel "tosa.floor"
 // CHECK: buf.kernel "tosa.add"
 func.func @late_operand(%x: memref<1x2xf32>, %w: memref<2x2xf32>, %b: memref<2xf32>, %o: memref<1x2xf32>) {
   %t = buf.alloc : memref<1x2xf32>
   %f = buf.kernel "tosa.fully_connected" ins(%x, %w, %b : memref<1x2xf32>, memref<2x2xf32>, memref<2xf32>) outs(%t : memref<1x2xf32>) {attrs = {input_zp = 0 : i64, weight_zp = 0 : i64}} -> memref<1x2xf32>
   %t2 = buf.alloc : memref<1x2xf32>
-  %g = buf.kernel "tosa.abs" ins(%x : memref<1x2xf32>) outs(%t2 : memref<1x2xf32>) {attrs = {}} -> memref<1x2xf32>
+  %g = buf.kernel "tosa.floor" ins(%x : memref<1x2xf32>) outs(%t2 : memref<1x2xf32>) {attrs = {}} -> memref<1x2xf32>
   %s = buf.kernel "tosa.add" ins(%f, %g : memref<1x2xf32>, memref<1x2xf32>) outs(%o : memref<1x2xf32>) {attrs = {}} -> memref<1x2xf32>
+  func.return
+}
+
+// Elementwise chains fuse into their first op; a constant operand defined after the producer is
+// moved before it; a row-broadcast operand ([2x1]) is accepted; sub fuses only with the chain value
+// on the left; x*x (the value on both sides) ends the chain.
+// CHECK-LABEL: func.func @elementwise_chain
+// CHECK: buf.const
+// CHECK: buf.kernel "tosa.mul" ins(%x, %r, %c, %x : {{.*}}) outs(%o : memref<2x3xf32>)
+// CHECK-SAME: post_ops = [{kernel = "tosa.add", attrs = {}, operand = 2 : i64}, {kernel = "tosa.sub", attrs = {}, operand = 3 : i64}]
+// CHECK: buf.kernel "tosa.sub" ins(%x, %{{.*}} :
+// CHECK: buf.kernel "tosa.mul" ins(%{{.*}}, %{{.*}} :
+// CHECK-NOT: post_ops
+func.func @elementwise_chain(%x: memref<2x3xf32>, %r: memref<2x1xf32>, %o: memref<2x3xf32>, %o2: memref<2x3xf32>, %o3: memref<2x3xf32>) {
+  %t = buf.alloc : memref<2x3xf32>
+  %m = buf.kernel "tosa.mul" ins(%x, %r : memref<2x3xf32>, memref<2x1xf32>) outs(%t : memref<2x3xf32>) {attrs = {shift = 0 : i64}} -> memref<2x3xf32>
+  %c = buf.const {values = dense<1.0> : tensor<1x3xf32>} : memref<1x3xf32>
+  %t2 = buf.alloc : memref<2x3xf32>
+  %a = buf.kernel "tosa.add" ins(%m, %c : memref<2x3xf32>, memref<1x3xf32>) outs(%t2 : memref<2x3xf32>) {attrs = {}} -> memref<2x3xf32>
+  %s = buf.kernel "tosa.sub" ins(%a, %x : memref<2x3xf32>, memref<2x3xf32>) outs(%o : memref<2x3xf32>) {attrs = {}} -> memref<2x3xf32>
+  %t3 = buf.alloc : memref<2x3xf32>
+  %n = buf.kernel "tosa.negate" ins(%x : memref<2x3xf32>) outs(%t3 : memref<2x3xf32>) {attrs = {input1_zp = 0 : i64, output_zp = 0 : i64}} -> memref<2x3xf32>
+  %s2 = buf.kernel "tosa.sub" ins(%x, %n : memref<2x3xf32>, memref<2x3xf32>) outs(%o2 : memref<2x3xf32>) {attrs = {}} -> memref<2x3xf32>
+  %t4 = buf.alloc : memref<2x3xf32>
+  %e = buf.kernel "tosa.exp" ins(%x : memref<2x3xf32>) outs(%t4 : memref<2x3xf32>) {attrs = {}} -> memref<2x3xf32>
+  %sq = buf.kernel "tosa.mul" ins(%e, %e : memref<2x3xf32>, memref<2x3xf32>) outs(%o3 : memref<2x3xf32>) {attrs = {shift = 0 : i64}} -> memref<2x3xf32>
   func.return
 }

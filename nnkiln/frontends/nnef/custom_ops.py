@@ -1,0 +1,88 @@
+"""Reference kernels for the ``tosa.custom`` ops of NNEF's RoI operations (spec §4.6).
+
+Identifiers ``nnef.avg_roi_pool``, ``nnef.max_roi_pool``, ``nnef.roi_resample``; operands (input N C H W,
+rois [R, 4] as (y0, x0, y1, x1), batch_index [R] or [R, 1]); ``implementation_attrs`` is a JSON object with
+the NNEF attributes (``output_size``, ``method``). Semantics (§4.6): RoI pools round the coordinates,
+cells have size ``ceil(r/p)`` and stride ``floor(r/p)`` from the RoI origin, clipped to the input;
+``roi_resample`` samples the RoI at the ``method``'s positions (as multilinear_upsample) with bilinear
+interpolation, clamped to the input (border 'replicate').
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+_DONE = False
+
+
+def _attrs(call) -> dict:  # noqa: ANN001
+    op = call.op
+    raw = op.properties["implementation_attrs"].data if op is not None else call.attrs.get("implementation_attrs", "{}")
+    return json.loads(raw or "{}")
+
+
+def _roi_pool(call, is_max: bool) -> list[np.ndarray]:  # noqa: ANN001
+    x, rois, bidx = (np.asarray(a) for a in call.inputs[:3])
+    ph, pw = _attrs(call)["output_size"]
+    r = rois.shape[0]
+    out = np.zeros((r, x.shape[1], ph, pw), dtype=np.float32)
+    for k in range(r):
+        b = int(np.asarray(bidx).reshape(-1)[k])
+        y0, x0, y1, x1 = (int(math.floor(v + 0.5)) for v in rois[k])
+        rh, rw = max(y1 - y0, 1), max(x1 - x0, 1)
+        sh, sw, ch, cw = rh // ph, rw // pw, -(-rh // ph), -(-rw // pw)
+        for i in range(ph):
+            for j in range(pw):
+                ya, xa = min(max(y0 + i * sh, 0), x.shape[2]), min(max(x0 + j * sw, 0), x.shape[3])
+                yb, xb = min(max(ya + ch, 0), x.shape[2]), min(max(xa + cw, 0), x.shape[3])
+                cell = x[b, :, ya:yb, xa:xb]
+                if cell.size:
+                    out[k, :, i, j] = cell.max(axis=(1, 2)) if is_max else cell.mean(axis=(1, 2))
+    return [out]
+
+
+def _roi_resample(call) -> list[np.ndarray]:  # noqa: ANN001
+    x, rois, bidx = (np.asarray(a) for a in call.inputs[:3])
+    a = _attrs(call)
+    oh, ow = a["output_size"]
+    method = a.get("method", "symmetric")
+    h, w = x.shape[2], x.shape[3]
+    out = np.zeros((rois.shape[0], x.shape[1], oh, ow), dtype=np.float32)
+
+    def positions(lo: float, hi: float, n: int) -> np.ndarray:
+        i = np.arange(n, dtype=np.float64)
+        if method == "aligned":
+            return lo + i * (hi - lo) / max(n - 1, 1)
+        if method == "asymmetric":
+            return lo + i * (hi - lo) / n
+        return lo + (i + 0.5) * (hi - lo) / n - 0.5
+
+    for k in range(rois.shape[0]):
+        b = int(np.asarray(bidx).reshape(-1)[k])
+        y0, x0, y1, x1 = (float(v) for v in rois[k])
+        ys, xs = positions(y0, y1, oh), positions(x0, x1, ow)
+        for i, yy in enumerate(ys):
+            for j, xx in enumerate(xs):
+                fy, fx = math.floor(yy), math.floor(xx)
+                uy, ux = yy - fy, xx - fx
+                cy = [min(max(fy, 0), h - 1), min(max(fy + 1, 0), h - 1)]
+                cx = [min(max(fx, 0), w - 1), min(max(fx + 1, 0), w - 1)]
+                out[k, :, i, j] = ((1 - uy) * ((1 - ux) * x[b, :, cy[0], cx[0]] + ux * x[b, :, cy[0], cx[1]])
+                                   + uy * ((1 - ux) * x[b, :, cy[1], cx[0]] + ux * x[b, :, cy[1], cx[1]]))
+    return [out]
+
+
+def register() -> None:
+    """Register the kernels with the reference interpreter (idempotent)."""
+    global _DONE
+    if _DONE:
+        return
+    from nnkiln.reference import register_custom
+
+    register_custom("nnef.avg_roi_pool", lambda c: _roi_pool(c, False))
+    register_custom("nnef.max_roi_pool", lambda c: _roi_pool(c, True))
+    register_custom("nnef.roi_resample", _roi_resample)
+    _DONE = True
