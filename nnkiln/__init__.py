@@ -23,6 +23,10 @@ def __getattr__(name: str) -> Any:
         from nnkiln.ir import errors
 
         return getattr(errors, name)
+    if name in ("reference", "frontends", "runtime"):  # subpackages, so `nnkiln.reference.run` just works
+        import importlib
+
+        return importlib.import_module(f"nnkiln.{name}")
     if name == "compile":
         from nnkiln.compiler import compile as _compile
 

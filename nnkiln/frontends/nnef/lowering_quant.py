@@ -1,18 +1,53 @@
-"""Quantization (spec §5.2, §5.3, §7) in the NNEF lowering.
+"""Quantization (spec §5.2, §5.3, §7) in the NNEF lowering: an integer path and float pseudo-quantization.
 
-Implemented (float semantics, §7 "pseudo-quantization"):
+Integer path (``try_integer``; RESCALE-based, TOSA 0.30 §2.13.2). A tensor ``t`` is *integer* when
+``graph.quant`` gives it ``linear_quantize(min, max, bits = 8)`` with real 0 on the grid: it is then held as
+the int8 code ``q = k - 128`` of the grid ``min + k·scale`` (k = 0..255, ``scale = (max-min)/255``), i.e.
+``real = (q - zp)·scale`` with ``zp = -128 - min/scale`` (``common.quant.qparams_from_range``; the zero
+point must be an integer within 1e-3 and in [-128, 127], otherwise the tensor stays float). Patterns
+lowered in integer arithmetic (all per-tensor activations, 2-D spatial NCHW):
 
-* quantized ``.dat`` variables (linear / logarithmic codes) are decoded to their real values (§5.2 formulas)
-  by the loader and become f32 constants;
-* every ``graph.quant`` entry ``"t": linear_quantize(min, max, bits)`` or ``logarithmic_quantize(max, bits)``
-  behaves as if the operation were applied right after ``t`` is computed (§7.1): the lowering emits the
-  compound's body (clamp, round = floor(x + 0.5), rescale) in f32 after the tensor (inputs, variables and
-  activations alike). Per-channel ``min``/``max`` arrays broadcast along dimension 1 (the channel axis).
-* other algorithms named in graph.quant (none are standard in 1.0.3) raise an NnefError naming the tensor.
+* ``variable`` with an 8-bit linear quantization — from graph.quant (float .dat quantized at import with
+  ``k = floor((clamp(w) - min)/scale + 0.5)``, §7.1's round) or a linear-quantized 8-bit ``.dat`` (codes
+  used as they are) — becomes int8 codes; per-channel ``min``/``max`` arrays of a *variable* apply along
+  dimension 0 (the output channels of NNEF filters [O, I, ..] and linear filters [O, I]); for activations
+  they apply along dimension 1 (the float pseudo-quantization) and activations quantized per channel are
+  not integer. Float consumers receive the real values ``min + k·scale`` as constants.
+* ``conv`` (groups 1 / depth-wise / grouped, border ``constant`` or ``ignore`` with non-negative padding,
+  2-D): int8 CONV2D / DEPTHWISE_CONV2D with ``input_zp``/``weight_zp`` (per-channel weight zero points are
+  folded into the weights when ``w - zp`` fits int8), int32 accumulator with the bias quantized to int32 at
+  ``s_in·s_w[c]`` (``rint``), RESCALE (per-channel when the filter is) to the output's int8 quantization.
+* ``linear`` with a rank-2 input: FULLY_CONNECTED int8 → int32 → RESCALE.
+* ``relu`` / ``clamp`` (constant uniform bounds): RESCALE to the output's quantization (the input's when the
+  output has none) and CLAMP at the quantized bounds (``zp`` for relu).
+* ``max_pool`` / ``avg_pool`` over the spatial axes (border ``ignore``, or no padding): MAX_POOL2D /
+  AVG_POOL2D on int8 (avg: zero points 0 on the raw codes; the divisor excludes padding, so the mean of
+  ``q`` is the mean of ``q - zp`` plus ``zp``), then RESCALE if the output quantization differs.
+* ``add`` of equal-rank operands: the TOSA ``tfl.add`` lowering (``common.quant.add_common_scale``: both
+  operands to int32 at ``2·max(s_a, s_b)/2^20``, ADD, RESCALE).
+* ``concat``: each input RESCALEd to the output's quantization, CONCAT in int8.
+* ``reshape``/``squeeze``/``unsqueeze``/``transpose``/``copy``: pure data movement on the int8 codes (the
+  output keeps the input's quantization, or is RESCALEd to its own).
 
-Not implemented: the integer path (int8 tensors + RESCALE as in the TFLite lowerings). ``try_integer``
-is the hook for it and currently always declines, so quantized NNEF runs as float arithmetic on the
-quantization grid.
+Interface decision: graph inputs and outputs stay **float** (the NNEF ``external`` is ``scalar``). A quantized
+graph input is pseudo-quantized (§7.1) and converted to int8 by its first integer consumer (MUL by 1/scale,
+CAST to int32 — the value is on the grid, so the rounding mode is irrelevant —, ADD zp, MAXIMUM/MINIMUM,
+CAST to int8); an integer tensor needed by a float consumer or as a graph output is dequantized
+(``(q - zp)·scale`` in f32) lazily, only if something reads its float value. Rounding: RESCALE rounds half
+up once (``compute_scale_32``), §7.1's ``round`` is also half up; results can still differ from the float
+pseudo-quantization by 1 LSB where the float product lands within rounding error of a half.
+
+Everything else falls back to float pseudo-quantization (§7 semantics): ``deconv``, ``matmul``, ``linear``
+of rank > 2, pools with other borders / non-spatial windows, ``add`` with NNEF (trailing) broadcasting
+across ranks, per-channel activations, bit widths other than 8, ranges whose zero is off the grid, and all
+``logarithmic_quantize`` tensors — TOSA 0.30 has no exact integer form of a power-of-two code book (it would
+need a TABLE per consumer and float accumulation), so logarithmic quantization is float pseudo-quantization
+only. Other graph.quant algorithms (e.g. NNEF 1.0.5's ``zero_point_linear_quantize`` written by nnef-tools)
+are rejected by the graph.quant parser with "unknown quantization algorithm '<name>'".
+
+Float pseudo-quantization (``apply``): every ``graph.quant`` entry behaves as if the operation were applied
+right after ``t`` is computed (§7.1): the compound's body (clamp, round = floor(x + 0.5), rescale) in f32.
+Per-channel ``min``/``max`` arrays broadcast along dimension 1 (the channel axis) for activations.
 """
 
 from __future__ import annotations
@@ -21,11 +56,12 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from nnkiln.frontends.nnef.expand import FlatOp, TensorRef
+from nnkiln.frontends.nnef import lowering_quant_int as _int
 
 
 def try_integer(lw, op: FlatOp) -> bool:  # noqa: ANN001
-    """Hook for integer lowering of quantized patterns; declines (float pseudo-quantization is used)."""
-    return False
+    """Lower ``op`` in integer arithmetic if it matches a pattern of the module docstring."""
+    return _int.try_integer(lw, op)
 
 
 def _channel_array(v: object, rank: int) -> np.ndarray:

@@ -6,9 +6,10 @@ shape arithmetic such as Shape→Gather→Concat→Reshape folds away at import)
 function registered for its op type in ``nnkiln.frontends.onnx.lowerings`` (one small function per
 ONNX op, named like the op, grouped by family).
 
-Before lowering anything, every node (subgraphs included) is checked against the registry: a model
-with unsupported ops gets one ``FrontendError`` listing every unsupported op type with its count and
-node names.
+Every node (subgraphs included) is checked against the registry: a model with unsupported ops gets
+one ``FrontendError`` listing every unsupported op type with its count and node names. A top-level op
+without a lowering whose inputs all turn out to be constants is evaluated at import with
+``onnx.reference`` instead (constant folding with ONNX's own semantics), so it is not reported.
 
 Inputs whose values the caller fixes (``constants=``) become import-time constants too: TOSA 0.30
 shapes are static, so shape-deciding inputs (Reshape's shape, Reduce axes, ...) must be known.
@@ -24,7 +25,7 @@ only legal in TOSA's RESCALE: quantized lowerings convert them, other uses are r
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -204,6 +205,10 @@ class OnnxImporter:
         self.node_index = 0
         self.g: GraphBuilder | None = None
         self._consumers: dict[str, list[Any]] | None = None
+        self._unsupported: dict[str, list[Any]] = {}
+        self._unavailable: set[str] = set()
+        self._folded: set[int] = set()
+        self._blocked = False
 
     # -- driver -----------------------------------------------------------------------------------
 
@@ -211,7 +216,7 @@ class OnnxImporter:
         from nnkiln.frontends.onnx.lowerings import LOWERINGS
 
         graph = self.model.proto.graph  # type: ignore[attr-defined]
-        self._check_supported(graph, LOWERINGS)
+        self._unsupported = self._find_unsupported(graph, LOWERINGS)
         init_names = {t.name for t in graph.initializer}
         graph_inputs = {i.name for i in graph.input if i.name not in init_names}
         unknown = (set(self.shapes) | set(self.constants)) - graph_inputs
@@ -237,6 +242,8 @@ class OnnxImporter:
         for t in graph.initializer:
             self.values[t.name] = TensorValue.constant(tensor_to_numpy(t, self.file))
         self.lower_nodes(graph.node, LOWERINGS)
+        if self._blocked:
+            raise self._unsupported_error()
         outputs = []
         for out in graph.output:
             v = self.values.get(out.name)
@@ -249,6 +256,12 @@ class OnnxImporter:
         assert self.g is not None
         for node in nodes:
             self.node_index += 1
+            if node.op_type not in lowerings or node.domain not in ("", "ai.onnx") or any(
+                n in self._unavailable for n in node.input
+            ):
+                self._fold_or_block(node)
+                continue
+            self._check_attribute_types(node)
             ctx = NodeContext(
                 node=node,
                 inputs=[self.values.get(n) if n else None for n in node.input],
@@ -407,6 +420,25 @@ class OnnxImporter:
             raise FrontendError(f"{where}: shape {list(shape)} is absurdly large", file=self.file)
         return TensorType(element_type(kind), list(shape))
 
+    def _check_attribute_types(self, node: Any) -> None:
+        """Each attribute has the type the operator's schema (at the model's opset) declares."""
+        import onnx
+
+        try:
+            schema = onnx.defs.get_schema(node.op_type, self.model.opset, node.domain or "")
+        except Exception:  # no schema (unknown op or domain): the lowering decides
+            return
+        for a in node.attribute:
+            spec = schema.attributes.get(a.name)
+            if spec is None:
+                raise FrontendError(f"{node.op_type} has no attribute '{a.name}' (opset {self.model.opset})",
+                                    file=self.file, node=node.name or node.op_type)
+            if a.type != spec.type and a.type != onnx.AttributeProto.UNDEFINED:
+                got = onnx.AttributeProto.AttributeType.Name(a.type)
+                want = onnx.AttributeProto.AttributeType.Name(spec.type)
+                raise FrontendError(f"attribute '{a.name}' of {node.op_type} must be {want}, got {got}",
+                                    file=self.file, node=node.name or node.op_type)
+
     def _attr_value(self, a: Any, node: Any) -> Any:
         import onnx
 
@@ -436,32 +468,99 @@ class OnnxImporter:
 
     # -- support check ----------------------------------------------------------------------------
 
-    def _check_supported(self, graph: Any, lowerings: Mapping[str, Lowering]) -> None:
-        counts: Counter[str] = Counter()
-        names: dict[str, list[str]] = defaultdict(list)
+    def _find_unsupported(self, graph: Any, lowerings: Mapping[str, Lowering]) -> dict[str, list[Any]]:
+        """Every node (sub-graphs included) without a lowering, by op type.
 
-        def visit(g: Any) -> None:
+        An unsupported op inside a sub-graph is reported at once; a top-level one may still be folded
+        at import if all its inputs turn out to be constants (``_fold_or_block``), so its report waits
+        until the whole graph has been walked.
+        """
+        found: dict[str, list[Any]] = defaultdict(list)
+        nested: dict[str, list[Any]] = defaultdict(list)
+
+        def visit(g: Any, top: bool) -> None:
             for node in g.node:
                 key = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
                 if node.domain not in ("", "ai.onnx") or node.op_type not in lowerings:
-                    counts[key] += 1
-                    if len(names[key]) < 5:
-                        names[key].append(node.name or "<unnamed>")
+                    (found if top else nested)[key].append(node)
                 for a in node.attribute:
                     if a.HasField("g"):
-                        visit(a.g)
+                        visit(a.g, False)
                     for sub in a.graphs:
-                        visit(sub)
+                        visit(sub, False)
 
-        visit(graph)
-        if counts:
-            lines = []
-            for key, n in sorted(counts.items()):
-                more = ", ..." if n > len(names[key]) else ""
-                lines.append(f"  {key} x{n} (nodes: {', '.join(names[key])}{more})")
-            raise FrontendError(
-                f"{len(counts)} unsupported operator type(s) in the model:\n" + "\n".join(lines), file=self.file
-            )
+        visit(graph, True)
+        static = self._static_constants(graph)
+        foldable = all(all(n == "" or n in static for n in node.input) for nodes in found.values() for node in nodes)
+        if nested or not foldable:
+            for key, nodes in found.items():
+                nested[key].extend(nodes)
+            self._unsupported = nested
+            raise self._unsupported_error()
+        return found
+
+    def _static_constants(self, graph: Any) -> set[str]:
+        """Values certainly known at import: initializers, fixed inputs, and outputs of nodes that read
+        only such values (Shape and Size only need static shapes)."""
+        known = {t.name for t in graph.initializer} | set(self.constants)
+        for node in graph.node:
+            if node.op_type in ("Shape", "Size") or all(n == "" or n in known for n in node.input):
+                if not node.op_type.startswith("Random") and node.op_type != "Bernoulli":
+                    known.update(o for o in node.output if o)
+        return known
+
+    def _unsupported_error(self) -> FrontendError:
+        rows = {k: [n for n in v if id(n) not in self._folded] for k, v in self._unsupported.items()}
+        rows = {k: v for k, v in rows.items() if v}
+        lines = []
+        for key, nodes in sorted(rows.items()):
+            names = [n.name or "<unnamed>" for n in nodes[:5]]
+            more = ", ..." if len(nodes) > 5 else ""
+            lines.append(f"  {key} x{len(nodes)} (nodes: {', '.join(names)}{more})")
+        return FrontendError(
+            f"{len(rows)} unsupported operator type(s) in the model:\n" + "\n".join(lines), file=self.file
+        )
+
+    def _fold_or_block(self, node: Any) -> None:
+        """An op without a lowering (or fed by one): evaluate it at import with onnx's reference
+        implementation if all its inputs are constants (ONNX semantics, like any constant folding);
+        otherwise its outputs are unavailable and the model is reported as unsupported at the end."""
+        outs = [o for o in node.output if o]
+        inputs = [self.values.get(n) if n else None for n in node.input]
+        constant = all(n == "" or (v is not None and v.const is not None) for n, v in zip(node.input, inputs))
+        deterministic = not node.op_type.startswith("Random") and node.op_type not in ("Bernoulli",)
+        if constant and deterministic and not any(n in self._unavailable for n in node.input):
+            folded = _evaluate_with_onnx_reference(node, self.model.proto, inputs)
+            if folded is not None:
+                for name, arr in zip(outs, folded):
+                    self.values[name] = TensorValue.constant(arr)
+                self._folded.add(id(node))
+                return
+        self._unavailable.update(outs)
+        if any(node is n for nodes in self._unsupported.values() for n in nodes):
+            self._blocked = True  # reported after the walk; a supported op fed by it is reported through it
+
+def _evaluate_with_onnx_reference(node: Any, model: Any, inputs: Sequence[TensorValue | None]) -> list[np.ndarray] | None:
+    """Outputs of one node on constant inputs, by ``onnx.reference`` (None if it cannot evaluate it)."""
+    import warnings
+
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        feeds = {n: np.asarray(v.const) for n, v in zip(node.input, inputs) if n and v is not None}
+        vis = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape) for n, a in feeds.items()]
+        outs = [helper.make_tensor_value_info(o, 0, None) for o in node.output if o]
+        graph = helper.make_graph([node], "fold", vis, outs)
+        m = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version or 8)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results = ReferenceEvaluator(m).run(None, feeds)
+    except Exception:  # the reference cannot evaluate it: leave it unsupported
+        return None
+    if not all(isinstance(r, np.ndarray) or np.isscalar(r) for r in results):
+        return None
+    return [np.asarray(r) for r in results]
 
 
 def free_names(graph: Any) -> list[str]:

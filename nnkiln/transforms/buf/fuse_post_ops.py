@@ -53,13 +53,33 @@ LHS_ONLY = frozenset({"tosa.sub"})
 """Binary post-ops fused only when the producer's result is their first operand (not commutative)."""
 
 
+_POS: dict[Operation, float] = {}
+"""Positions of the ops of the block being fused (fused kernels take their producer's position,
+moved ops a position just below the op they are moved before), so order tests are O(1)."""
+
+
+def _pos(op: Operation) -> float:
+    if op not in _POS:  # an op this pass did not see yet: renumber the block
+        block = op.parent
+        _POS.clear()
+        _POS.update({o: float(i) for i, o in enumerate(block.ops)})  # type: ignore[union-attr]
+    return _POS[op]
+
+
+def _move_before(o: Operation, op: Operation) -> None:
+    o.detach()
+    op.parent.insert_op_before(o, op)  # type: ignore[union-attr]
+    prev = o.prev_op
+    lo = _pos(prev) if prev is not None else _pos(op) - 1.0
+    _POS[o] = (lo + _pos(op)) / 2
+
+
 def _before(value: SSAValue, op: Operation) -> bool:
     """``value`` is available where ``op`` is (a block argument or defined earlier in the same block)."""
     owner = value.owner
     if isinstance(owner, Block):
         return True
-    return owner.parent is op.parent and owner.parent is not None and \
-        owner.parent.get_operation_index(owner) < op.parent.get_operation_index(op)  # type: ignore[union-attr]
+    return owner.parent is op.parent and owner.parent is not None and _pos(owner) < _pos(op)
 
 
 def _is_const(value: SSAValue) -> bool:
@@ -79,8 +99,7 @@ def _hoist_const(value: SSAValue, op: Operation) -> bool:
         return False
     for o in [v.owner, *reversed(chain)]:
         if not _before(o.results[0], op):
-            o.detach()
-            op.parent.insert_op_before(o, op)  # type: ignore[union-attr]
+            _move_before(o, op)
     return True
 
 
@@ -120,39 +139,59 @@ def _hoist_output(out: SSAValue, p: KernelOp) -> bool:
         return True
     owner = out.owner
     if isinstance(owner, AllocOp) or (isinstance(owner, ReshapeOp) and _before(owner.source, p)):
-        owner.detach()
-        p.parent.insert_op_before(owner, p)  # type: ignore[union-attr]
+        _move_before(owner, p)
         return True
     return False
+
+
+def _fuse(p: KernelOp) -> KernelOp | None:
+    """Fuse the elementwise user of ``p`` into it; the new kernel, or None if not fusable."""
+    found = _fusable(p)
+    if found is None:
+        return None
+    e, other_index = found
+    out = e.outs[0]
+    if not _hoist_output(out, p):
+        return None
+    block = p.parent
+    ins = list(p.ins)
+    post: dict[str, object] = {"kernel": StringAttr(e.kernel.data), "attrs": e.attrs}
+    if other_index is not None:
+        ins.append(e.ins[other_index])
+        post["operand"] = IntegerAttr(len(ins) - 1, i64)
+    old_posts = list(p.post_ops.data) if p.post_ops else []
+    fused = KernelOp(p.kernel.data, ins, [out], p.attrs, old_posts + [DictionaryAttr(post)])  # type: ignore[arg-type]
+    fused.attributes.update(p.attributes)
+    block.insert_op_before(fused, p)  # type: ignore[union-attr]
+    _POS[fused] = _pos(p)
+    e.results[0].replace_all_uses_with(fused.results[0])
+    tmp = p.outs[0].owner
+    Rewriter.erase_op(e)
+    Rewriter.erase_op(p)
+    Rewriter.erase_op(tmp)  # type: ignore[arg-type]
+    return fused
+
+
+def fuse_block(block: Block) -> int:
+    """One pass over ``block``: each kernel absorbs its chain of fusable users. Returns the number fused.
+
+    A fused kernel stays where its producer was, and the ops it absorbed come later in the block,
+    so a single forward walk sees every chain (linear time, no restart)."""
+    count = 0
+    _POS.clear()
+    for p in list(block.ops):
+        if not isinstance(p, KernelOp) or p.parent is not block:
+            continue
+        cur: KernelOp | None = p
+        while cur is not None:
+            cur = _fuse(cur)
+            count += cur is not None
+    return count
 
 
 def fuse_once(block: Block) -> bool:
-    for p in list(block.ops):
-        if not isinstance(p, KernelOp):
-            continue
-        found = _fusable(p)
-        if found is None:
-            continue
-        e, other_index = found
-        out = e.outs[0]
-        if not _hoist_output(out, p):
-            continue
-        ins = list(p.ins)
-        post: dict[str, object] = {"kernel": StringAttr(e.kernel.data), "attrs": e.attrs}
-        if other_index is not None:
-            ins.append(e.ins[other_index])
-            post["operand"] = IntegerAttr(len(ins) - 1, i64)
-        old_posts = list(p.post_ops.data) if p.post_ops else []
-        fused = KernelOp(p.kernel.data, ins, [out], p.attrs, old_posts + [DictionaryAttr(post)])  # type: ignore[arg-type]
-        fused.attributes.update(p.attributes)
-        block.insert_op_before(fused, p)
-        e.results[0].replace_all_uses_with(fused.results[0])
-        tmp = p.outs[0].owner
-        Rewriter.erase_op(e)
-        Rewriter.erase_op(p)
-        Rewriter.erase_op(tmp)  # type: ignore[arg-type]
-        return True
-    return False
+    """Fuse everything fusable in ``block`` (kept for callers of the old one-at-a-time API)."""
+    return fuse_block(block) > 0
 
 
 @dataclass(frozen=True)
@@ -163,5 +202,6 @@ class FusePostOps(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for block in [b for o in op.walk() for r in o.regions for b in r.blocks]:
-            while fuse_once(block):
+            while fuse_block(block):
                 pass
+        _POS.clear()

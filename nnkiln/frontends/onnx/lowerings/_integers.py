@@ -19,7 +19,8 @@ from xdsl.ir import SSAValue
 from nnkiln.dialects.tosa.base import Kind, element_type
 from nnkiln.frontends.common.arith import kind_of_value, shape_of
 from nnkiln.frontends.common.broadcast import reshape
-from nnkiln.frontends.common.quant import compute_scale_16, compute_scale_32
+from nnkiln.frontends.common.quant import QuantError
+from nnkiln.frontends.common.quant import rescale as _common_rescale
 from nnkiln.frontends.onnx.importer import NodeContext
 
 _UNSIGNED = (Kind.U8, Kind.U16)
@@ -28,35 +29,12 @@ _UNSIGNED = (Kind.U8, Kind.U16)
 def rescale(ctx: NodeContext, x: SSAValue, out_kind: Kind, *, input_zp: int = 0, output_zp: int = 0,
             scale: float | Sequence[float] = 1.0, per_channel: bool = False) -> SSAValue:
     """RESCALE of ``x`` by a real ``scale`` (a list along the last axis if ``per_channel``); see the module
-    docstring."""
-    from nnkiln.dialects.tosa.ops_type_conversion import RescaleOp
-
-    scales = [float(s) for s in (scale if isinstance(scale, (list, tuple, np.ndarray)) else [scale])]
-    if per_channel and len(set(scales)) == 1:
-        per_channel, scales = False, scales[:1]
-    scale32 = kind_of_value(x) is not Kind.I48
+    docstring (the builder is ``frontends.common.quant.rescale``)."""
     try:
-        if scale32:
-            pairs = [compute_scale_32(s) if s != 1.0 else (1 << 30, 30) for s in scales]
-        else:
-            pairs = [compute_scale_16(s) if s != 1.0 else (1 << 14, 14) for s in scales]
-    except ValueError as err:
-        raise ctx.error(f"a requantization scale is not supported: {err}") from None
-    shape = shape_of(x)
-    if 1 <= len(shape) <= 4:
-        flat = shape
-    elif per_channel:
-        flat = (int(np.prod(shape[:-1], dtype=np.int64)), shape[-1]) if len(shape) > 1 else (1, 1)
-    else:
-        flat = (int(np.prod(shape, dtype=np.int64)),)
-    if flat != shape and (kind_of_value(x) in _UNSIGNED or out_kind in _UNSIGNED):
-        raise ctx.error(f"unsigned tensors of rank {len(shape)} are not supported (RESCALE takes ranks 1..4 "
-                        "and RESHAPE has no unsigned types)")
-    xin = reshape(ctx.g, x, flat)
-    y = ctx.g.value(RescaleOp, [xin], element_type(out_kind), input_zp=int(input_zp), output_zp=int(output_zp),
-                    multiplier=[m for m, _ in pairs], shift=[s for _, s in pairs], scale32=scale32,
-                    double_round=False, per_channel=per_channel)
-    return reshape(ctx.g, y, shape)
+        return _common_rescale(ctx.g, x, out_kind, input_zp=input_zp, output_zp=output_zp, scale=scale,
+                               per_channel=per_channel)
+    except QuantError as err:
+        raise ctx.error(str(err)) from None
 
 
 def widen_i32(ctx: NodeContext, v: SSAValue) -> SSAValue:

@@ -15,7 +15,8 @@ from xdsl.ir import SSAValue
 from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common.arith import kind_of_value, shape_of
 from nnkiln.frontends.common.broadcast import reshape
-from nnkiln.frontends.common.layout import transpose, transpose_const
+from nnkiln.frontends.common.layout import transpose, transpose_const  # noqa: F401
+from nnkiln.frontends.common.quant import QuantError, conv_i32_cl
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings._integers import rescale, widen_i32
 from nnkiln.frontends.onnx.lowerings._quant_common import (
@@ -72,15 +73,7 @@ def conv_i32(ctx: NodeContext, x: SSAValue, x_zp: int, wv: TensorValue, w_zp: in
     """Integer Conv of int8 NCHW (or NCL) ``x`` with int8 weights ``wv`` (M, C/g, K..): the int32
     accumulator in channels-last layout (1-D as [N, 1, L, M]) and the number of spatial axes. Geometry
     attributes are read from ``ctx`` as ONNX Conv defines them (see nn_conv for the exact-division rules)."""
-    from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
-    from nnkiln.dialects.tosa.ops_tensor import Conv2DOp, DepthwiseConv2DOp
-    from nnkiln.frontends.onnx.lowerings.nn_conv import (
-        spatial_attrs,
-        to_channels_last,
-        trim_input,
-        window_geometry,
-        slice_value,
-    )
+    from nnkiln.frontends.onnx.lowerings.nn_conv import spatial_attrs, to_channels_last, trim_input, window_geometry
 
     xs = shape_of(x)
     k = len(xs) - 2
@@ -104,37 +97,16 @@ def conv_i32(ctx: NodeContext, x: SSAValue, x_zp: int, wv: TensorValue, w_zp: in
     if k == 1:
         kernel, strides, dilations, begins, ends = [1] + kernel, [1] + strides, [1] + dilations, [0] + begins, [0] + ends
     pad = [p for b, e in zip(begins, ends) for p in (b, e)]
-    attrs = dict(pad=pad, stride=strides, dilation=dilations, input_zp=int(x_zp), weight_zp=int(w_zp))
-    acc_kind = Kind.I48 if kind_of_value(x) is I16 else I32
     b = np.zeros(m_out, np.int64) if bias is None else np.asarray(bias).astype(np.int64).reshape(-1)
     if b.size != m_out:
         raise ctx.error(f"bias has {b.size} values, expected {m_out}")
-    w4 = (m_out, wv.shape[1], *kernel)
-
-    def weight(perm: Sequence[int], shape: Sequence[int]) -> SSAValue:
-        if wv.is_const:
-            return const(ctx, transpose_const(np.asarray(wv.const).reshape(shape), perm), I8)
-        return transpose(ctx.g, reshape(ctx.g, ctx.importer.materialize(wv), shape), perm)
-
-    if group == 1:
-        y = emit(ctx, Conv2DOp, [xl, weight((0, 2, 3, 1), w4), const(ctx, b, acc_kind)], acc_kind, **attrs)
-    elif group == c_in:
-        mult = m_out // c_in
-        y = emit(ctx, DepthwiseConv2DOp, [xl, weight((2, 3, 0, 1), (c_in, mult, *kernel)), const(ctx, b, acc_kind)],
-                  acc_kind, **attrs)
-    else:
-        cg, mg = c_in // group, m_out // group
-        w = weight((0, 2, 3, 1), w4)
-        shp = shape_of(xl)
-        parts = []
-        for gi in range(group):
-            xg = slice_value(ctx, xl, [0, 0, 0, gi * cg], [shp[0], shp[1], shp[2], cg])
-            wsh = shape_of(w)
-            wg = slice_value(ctx, w, [gi * mg, 0, 0, 0], [mg, *wsh[1:]])
-            parts.append(emit(ctx, Conv2DOp, [xg, wg, const(ctx, b[gi * mg:(gi + 1) * mg], acc_kind)], acc_kind, **attrs))
-        y = emit(ctx, ConcatOp, [parts], acc_kind, axis=3)
-    if acc_kind is not I32:
-        y = rescale(ctx, y, I32)
+    w = np.asarray(wv.const) if wv.is_const else ctx.importer.materialize(wv)
+    w = w.reshape((m_out, wv.shape[1], *kernel)) if isinstance(w, np.ndarray) else \
+        reshape(ctx.g, w, (m_out, wv.shape[1], *kernel))
+    try:
+        y = conv_i32_cl(ctx.g, xl, int(x_zp), w, int(w_zp), b, pad, strides, dilations, group)
+    except QuantError as err:
+        raise ctx.error(str(err)) from None
     return y, k
 
 

@@ -28,6 +28,7 @@ from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common.arith import kind_of_value, shape_of
+from nnkiln.frontends.common.quant import QuantError, add_common_scale, bias_i32
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import LOWERINGS, fusion
 from nnkiln.frontends.onnx.lowerings._integers import rescale
@@ -145,13 +146,7 @@ def _bias_i32(ctx: NodeContext, tv: TensorValue | None, scale: np.ndarray, n: in
         s = tv.info.scale
         if s.size in (1, n) and np.allclose(np.broadcast_to(s, (n,)), np.broadcast_to(scale, (n,)), rtol=1e-6, atol=0):
             return np.broadcast_to(np.asarray(tv.info.q.const).astype(np.int64).reshape(-1), (n,)).copy()
-    b = np.asarray(tv.const, dtype=np.float64).reshape(-1)
-    if b.size not in (1, n):
-        return None
-    r = np.rint(np.broadcast_to(b, (n,)) / np.broadcast_to(scale, (n,)))
-    if np.any(np.abs(r) >= (1 << 31)):
-        return None
-    return r.astype(np.int64)
+    return bias_i32(np.asarray(tv.const), np.broadcast_to(scale, (n,)).astype(np.float64))
 
 
 def _weight_info(tv: TensorValue | None, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -245,15 +240,10 @@ def _fuse_gemm(ctx: NodeContext, t: Target) -> TensorValue | None:
     return as_target(ctx, requant_signed(ctx, acc, 0, list(scale) if pc else float(scale[0]), t, per_channel=pc), t)
 
 
-_ADD_SHIFT = 20
-
-
 def _fuse_add(ctx: NodeContext, t: Target) -> TensorValue | None:
-    """ADD as in the TOSA lowerings of tfl.add: both operands RESCALEd to int32 at a common scale
-    (``2·max(scale_a, scale_b)`` with 20 extra fraction bits), ADD, RESCALE to the output."""
-    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
-    from nnkiln.frontends.common.broadcast import equal_ranks
-
+    """ADD as in the TOSA lowerings of tfl.add (``frontends.common.quant.add_common_scale``): both operands
+    RESCALEd to int32 at a common scale (``2·max(scale_a, scale_b)`` with 20 extra fraction bits), ADD,
+    RESCALE to the output."""
     ops = [act(ctx, ctx.inputs[i]) for i in range(2)]
     if any(o is None for o in ops):
         return None
@@ -262,12 +252,11 @@ def _fuse_add(ctx: NodeContext, t: Target) -> TensorValue | None:
         np.broadcast_shapes(shape_of(aq), shape_of(bq))
     except ValueError:
         return None
-    max2 = 2.0 * max(as_, bs)
-    a32 = rescale(ctx, aq, I32, input_zp=az, scale=as_ / max2 * (1 << _ADD_SHIFT))
-    b32 = rescale(ctx, bq, I32, input_zp=bz, scale=bs / max2 * (1 << _ADD_SHIFT))
-    a32, b32 = equal_ranks(ctx.g, a32, b32)
-    s = emit(ctx, AddOp, [a32, b32], I32)
-    return as_target(ctx, requant_signed(ctx, s, 0, max2 / ((1 << _ADD_SHIFT) * t.scale), t), t)
+    try:
+        s, s_scale = add_common_scale(ctx.g, aq, az, as_, bq, bz, bs)
+    except QuantError as err:
+        raise ctx.error(str(err)) from None
+    return as_target(ctx, requant_signed(ctx, s, 0, s_scale / t.scale, t), t)
 
 
 def _fuse_relu(ctx: NodeContext, t: Target) -> TensorValue | None:

@@ -1,0 +1,64 @@
+"""ONNX Erf (lowerings/approx.py): the documented approximation, its measured error, and the lowering.
+
+The expected values are ``math.erf`` in float64 (the exact function); the bound checked is the one
+stated in the module docstring.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+import nnkiln
+from nnkiln.frontends.onnx.lowerings.approx import COEFFICIENTS, MAX_ABS_ERROR, erf_f32, fit_coefficients
+from nnkiln.reference.interpreter import run as ref_run
+
+
+def _exact(x: np.ndarray) -> np.ndarray:
+    return np.array([math.erf(float(v)) for v in x.astype(np.float64)])
+
+
+def test_measured_error_bound() -> None:
+    """Every float32 in [0, 8] with a step of 2^12 in the bit pattern, log-spaced values up to 1e30,
+    the negatives, and the special values: |approx - erf| <= MAX_ABS_ERROR (1.4e-7)."""
+    bits = np.arange(0, np.float32(8).view(np.int32), 1 << 12, dtype=np.int32)
+    x = np.concatenate([bits.view(np.float32), np.geomspace(1e-30, 1e30, 20000).astype(np.float32),
+                        np.array([0.0, 1.1936859, 3.9, 4.0, 4.1, 1e38], np.float32)])
+    x = np.concatenate([x, -x])
+    err = np.abs(erf_f32(x).astype(np.float64) - _exact(x))
+    assert err.max() <= MAX_ABS_ERROR, (err.max(), x[err.argmax()])
+    normal = np.abs(x) >= np.finfo(np.float32).tiny
+    rel = err[normal] / np.abs(_exact(x[normal]))
+    assert rel.max() < 1e-6
+
+
+def test_special_values() -> None:
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 10.0, -10.0], np.float32)
+    y = erf_f32(x)
+    assert y[0] == 0 and not np.signbit(y[0]) and y[1] == 0 and np.signbit(y[1])
+    assert np.isnan(y[4])
+    # |x| >= 4 takes the value at 4 (1 - 2^-24 = 0.99999994: within the error bound, never above 1)
+    np.testing.assert_array_equal(y[[2, 3, 5, 6]], np.float32([1, -1, 1, -1]) * erf_f32(np.float32(4.0)))
+    assert 1 - erf_f32(np.float32(4.0)) <= MAX_ABS_ERROR
+
+
+def test_coefficients_are_reproducible() -> None:
+    np.testing.assert_allclose(fit_coefficients(), COEFFICIENTS, rtol=1e-6)
+
+
+def test_lowering_runs_the_documented_formula(tmp_path) -> None:  # noqa: ANN001
+    node = helper.make_node("Erf", ["x"], ["y"])
+    graph = helper.make_graph([node], "erf", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 50])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 50])])
+    path = tmp_path / "erf.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    module = nnkiln.load(str(path))
+    x = np.linspace(-5, 5, 150, dtype=np.float32).reshape(3, 50)
+    got = ref_run(module, {"x": x})["y"]
+    np.testing.assert_array_equal(got, erf_f32(x))  # the graph is exactly the documented op sequence
+    assert np.abs(got.astype(np.float64) - _exact(x.reshape(-1)).reshape(3, 50)).max() <= MAX_ABS_ERROR
+    compiled = nnkiln.compile(module).run({"x": x})["y"]
+    np.testing.assert_array_equal(compiled, got)

@@ -1,0 +1,100 @@
+"""The ONNX importer's contract: every unsupported op reported at once, constant folding of ops
+without a lowering, shape binding, and hostile files ending in one clear error (CLI exit code 1)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import nnkiln
+from nnkiln.errors import FrontendError
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17) -> onnx.ModelProto:  # noqa: ANN001
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def _save(tmp_path: Path, m: onnx.ModelProto, name: str = "m.onnx") -> str:
+    path = tmp_path / name
+    path.write_bytes(m.SerializeToString())
+    return str(path)
+
+
+X = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+Y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+
+
+def test_every_unsupported_op_is_listed_with_counts_and_names(tmp_path: Path):
+    nodes = [
+        helper.make_node("Sin", ["x"], ["a"], name="s1"),
+        helper.make_node("Sin", ["a"], ["b"], name="s2"),
+        helper.make_node("Cosh", ["b"], ["c"], name="ch"),
+        helper.make_node("Relu", ["c"], ["y"], name="r"),
+    ]
+    with pytest.raises(FrontendError) as info:
+        nnkiln.load(_save(tmp_path, _model(nodes, [X], [Y])))
+    text = str(info.value)
+    assert "2 unsupported operator type(s)" in text
+    assert "Sin x2 (nodes: s1, s2)" in text and "Cosh x1 (nodes: ch)" in text
+
+
+def test_an_op_without_lowering_on_constants_is_folded_with_onnx_semantics(tmp_path: Path):
+    c = numpy_helper.from_array(np.array([[0.0, 0.5, 1.0]], np.float32), "c")
+    nodes = [helper.make_node("Cos", ["c"], ["cc"], name="cos"), helper.make_node("Add", ["x", "cc"], ["y"])]
+    module = nnkiln.load(_save(tmp_path, _model(nodes, [X], [Y], [c])))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = nnkiln.reference.run(module, {"x": x})["y"]
+    np.testing.assert_allclose(got, x + np.cos(np.array([[0.0, 0.5, 1.0]], np.float32)), rtol=1e-6)
+    assert not any(op.name.startswith("tosa.c") and op.name == "tosa.cos" for op in module.walk())
+
+
+def test_symbolic_dimensions_need_binding(tmp_path: Path):
+    xs = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])
+    path = _save(tmp_path, _model([helper.make_node("Relu", ["x"], ["y"])], [xs], [Y]))
+    with pytest.raises(FrontendError, match="symbolic dimension 'batch'.*shapes="):
+        nnkiln.load(path)
+    module = nnkiln.load(path, shapes={"x": [4, 3]})
+    assert nnkiln.reference.run(module, {"x": np.ones((4, 3), np.float32)})["y"].shape == (4, 3)
+
+
+def _hostile(tmp_path: Path) -> dict[str, bytes]:
+    good = _model([helper.make_node("Relu", ["x"], ["y"])], [X], [Y]).SerializeToString()
+    missing_init = _model([helper.make_node("Add", ["x", "w"], ["y"])], [X], [Y])
+    cycle = _model([helper.make_node("Relu", ["b"], ["a"]), helper.make_node("Relu", ["a"], ["b"]),
+                    helper.make_node("Relu", ["x"], ["y"])], [X], [Y])
+    bad_attr = _model([helper.make_node("Transpose", ["x"], ["y"], perm=1.5)], [X], [Y])
+    huge = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1 << 20, 1 << 20, 1 << 20])
+    absurd = _model([helper.make_node("Relu", ["x"], ["y"])], [huge], [Y])
+    lying = numpy_helper.from_array(np.zeros(4, np.float32), "w")
+    lying.dims[:] = [1000]
+    lying_model = _model([helper.make_node("Add", ["x", "w"], ["y"])], [X], [Y], [lying])
+    return {
+        "truncated.onnx": good[: len(good) // 2],
+        "garbage.onnx": b"\x08\x07" + bytes(range(256)) * 4,
+        "empty.onnx": b"",
+        "missing_initializer.onnx": missing_init.SerializeToString(),
+        "cycle.onnx": cycle.SerializeToString(),
+        "bad_attribute_type.onnx": bad_attr.SerializeToString(),
+        "absurd_shape.onnx": absurd.SerializeToString(),
+        "lying_tensor.onnx": lying_model.SerializeToString(),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_hostile(Path("."))))
+def test_hostile_files_give_one_clear_error_and_exit_code_1(tmp_path: Path, name: str):
+    path = tmp_path / name
+    path.write_bytes(_hostile(tmp_path)[name])
+    r = subprocess.run([sys.executable, "-m", "nnkiln.cli.main", "import", str(path), "-o", str(tmp_path / "o.mlir")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr.startswith("error: ") and name in r.stderr
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
