@@ -214,10 +214,12 @@ def test_conv_is_int8_with_i32_accumulator_and_rescale(quantized) -> None:  # no
 
 def test_within_one_lsb_of_onnxruntime(quantized) -> None:  # noqa: ANN001
     qp, folder, (ys, _), per_channel = quantized
-    if per_channel:
-        pytest.xfail("OPEN BUG: the per-channel model differs from onnxruntime by up to 9 LSB (not yet diagnosed)")
     module = load_nnef(folder)
-    sess = ort.InferenceSession(qp, providers=["CPUExecutionProvider"])
+    opts = ort.SessionOptions()
+    # onnxruntime's optimised x86 u8*s8 kernels saturate 16-bit pair sums with full-range int8 weights
+    # (documented by onnxruntime), so its fused run is not exact; the unfused run is the QDQ semantics.
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(qp, opts, providers=["CPUExecutionProvider"])
     worst = 0.0
     for _ in range(8):
         x = RNG.uniform(-1.2, 1.2, (1, 3, 8, 8)).astype(np.float32)
