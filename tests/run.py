@@ -2,11 +2,17 @@
 
 Usage: ``.venv/bin/python tests/run.py [pytest args...]``. Exits non-zero if either part fails.
 Skip the slow oracle tests locally with ``-m "not slow"``.
+
+Two oracles need their own venvs because of pinned dependencies (numpy < 2.2 for tosa-tools): the TOSA
+reference model (``.venv-tosa``, tosa-tools) and the Khronos NNEF tools (``.venv-nnef``, nnef). They are
+created on the first run (a few seconds each, from the package registry); if that fails, the tests that
+need them are skipped with the reason. ``NNKILN_NO_ORACLE_VENVS=1`` skips creating them.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +21,26 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
+ORACLES = {".venv-tosa": ["tosa-tools==2026.8.0"], ".venv-nnef": ["nnef==1.0.10"]}
+
+
+def ensure_oracle_venvs() -> None:
+    if os.environ.get("NNKILN_NO_ORACLE_VENVS"):
+        return
+    for name, packages in ORACLES.items():
+        venv = ROOT / name
+        if (venv / "bin" / "python").exists():
+            continue
+        print(f"creating {name} ({' '.join(packages)}) for the oracle tests", flush=True)
+        ok = subprocess.run(["python3", "-m", "venv", str(venv)]).returncode == 0
+        ok = ok and subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *packages]).returncode == 0
+        if not ok:
+            shutil.rmtree(venv, ignore_errors=True)  # absent venv = the tests that need it are skipped
+            print(f"warning: could not create {name}; the tests that need it will be skipped", flush=True)
+
+
 def main() -> int:
+    ensure_oracle_venvs()
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     lit = subprocess.run([str(BIN / "lit"), "-q", str(ROOT / "tests" / "filecheck")], env=env)

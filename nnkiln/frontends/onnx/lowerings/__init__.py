@@ -58,6 +58,7 @@ _FAMILIES = (
     "quant_qdq_fusion",
     "control",
     "composite",
+    "composite_more",
 )
 
 for _family in _FAMILIES:

@@ -1,0 +1,365 @@
+"""More ONNX lowerings composed from several TOSA 0.30 ops (family ``composite_more``).
+
+GatherElements with run-time indices (a pattern tried before the constant-index lowering in
+``shape_gather``), SwiGLU, TensorScatter, AffineGrid and STFT. The small IR helpers are the
+``composite`` family's.
+
+Run-time index selections use a one-hot mask (``EQUAL(index, iota)``), then a SELECT that replaces
+every unselected element by a sentinel and a REDUCE over the one-hot axis: REDUCE_MAX with −inf
+(floats) or the type's minimum (integers), REDUCE_ANY with false (Booleans). Exactly one element
+survives per output, so the result is that element bit for bit (MAXIMUM keeps −0 against −inf and
+propagates NaN, spec §2.5 apply_max) — unlike a one-hot MUL/REDUCE_SUM, which would turn −0 into +0
+and spread NaN/inf from unselected elements. Out-of-range indices (an ONNX error) select nothing and
+give the sentinel.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from nnkiln.dialects.tosa.base import Kind
+from nnkiln.frontends.common.broadcast import reshape
+from nnkiln.frontends.common.layout import transpose
+from nnkiln.frontends.common.nn import slice_value
+from nnkiln.frontends.onnx.importer import NodeContext
+from nnkiln.frontends.onnx.lowerings import fusion, lowering
+from nnkiln.frontends.onnx.lowerings._shape_common import gather_flat
+from nnkiln.frontends.onnx.lowerings.composite import (
+    FLOAT_KINDS,
+    Result,
+    _dft_matrix,
+    add,
+    bmm,
+    cast,
+    const_k,
+    equal,
+    float_input,
+    full,
+    greater,
+    kind_v,
+    mul,
+    norm_axis,
+    reduce_axis,
+    scalar_const,
+    select,
+    shape_of,
+    sub,
+    unary,
+    val,
+)
+
+_SENTINEL_INT = {Kind.I8: -(2**7), Kind.I16: -(2**15), Kind.I32: -(2**31)}
+
+
+def _pick(ctx: NodeContext, mask: SSAValue, values: SSAValue, axis: int) -> SSAValue:
+    """The element of ``values`` where the (broadcast) one-hot ``mask`` is true along ``axis``
+    (kept as size 1): SELECT with a sentinel, then REDUCE_MAX / REDUCE_ANY (see the module doc)."""
+    from nnkiln.dialects.tosa.ops_reduction import ReduceAnyOp, ReduceMaxOp
+
+    g = ctx.g
+    k = kind_v(values)
+    if k is Kind.BOOL:
+        picked = select(g, mask, values, const_k(g, np.zeros((1,) * len(shape_of(values)), bool), Kind.BOOL))
+        return reduce_axis(g, ReduceAnyOp, picked, axis)
+    if k in FLOAT_KINDS:
+        fill: float | int = -np.inf
+    elif k in _SENTINEL_INT:
+        fill = _SENTINEL_INT[k]
+    else:
+        raise ctx.error(f"element type {k.value} is not supported (no exact one-hot selection in TOSA 0.30)")
+    picked = select(g, mask, values, full(g, fill, k, len(shape_of(values))))
+    return reduce_axis(g, ReduceMaxOp, picked, axis)
+
+
+def _runtime_index(ctx: NodeContext, i: int) -> SSAValue:
+    v = ctx.input(i)
+    if v.kind is not Kind.I32:
+        raise ctx.error(f"{v.kind.value} run-time indices are not supported (int32/int64 only)")
+    return val(ctx, v)
+
+
+def _wrap_negative(ctx: NodeContext, idx: SSAValue, dim: int) -> SSAValue:
+    """``idx < 0 ? idx + dim : idx`` (int32)."""
+    g = ctx.g
+    rank = len(shape_of(idx))
+    neg = greater(g, full(g, 0, Kind.I32, rank), idx)
+    return select(g, neg, add(g, idx, full(g, dim, Kind.I32, rank)), idx)
+
+
+# ------------------------------------------------------------------------------------------------
+# GatherElements (run-time indices)
+
+
+@fusion("GatherElements")
+def gather_elements_runtime(ctx: NodeContext) -> Result | None:
+    """GatherElements (opsets 11, 13) with run-time indices: the data and the indices are
+    TRANSPOSEd so ``axis`` is last and viewed as ``[Q, 1, D]`` and ``[Q, I, 1]``; the one-hot
+    ``EQUAL(indices, iota(D))`` picks one element per output (see the module doc). Negative indices
+    wrap once (``+ D``). Non-axis dimensions of the indices smaller than the data's SLICE the data.
+    Constant indices decline (the ``shape_gather`` lowering gathers them with GATHER)."""
+    ind = ctx.input(1)
+    if ind.is_const:
+        return None
+    data = ctx.input(0)
+    rank = data.rank
+    axis = norm_axis(ctx, int(ctx.attr("axis", 0)), rank)
+    if ind.rank != rank or any(ind.shape[d] > data.shape[d] for d in range(rank) if d != axis):
+        raise ctx.error(f"indices shape {list(ind.shape)} does not fit data shape {list(data.shape)}")
+    if any(d == 0 for d in ind.shape):
+        raise ctx.error("zero-size indices are not supported (TOSA 0.30 has no zero-size tensors)")
+    g = ctx.g
+    idx = _runtime_index(ctx, 1)
+    x = val(ctx, data)
+    box = [ind.shape[d] if d != axis else data.shape[d] for d in range(rank)]
+    x = slice_value(g, x, [0] * rank, box)
+    d_len = data.shape[axis]
+    idx = _wrap_negative(ctx, idx, d_len)
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    if perm != list(range(rank)):
+        x = transpose(g, x, perm)
+        idx = transpose(g, idx, perm)
+    rest = [ind.shape[d] for d in perm[:-1]]
+    q = math.prod(rest)
+    n_out = ind.shape[axis]
+    mask = equal(g, reshape(g, idx, (q, n_out, 1)), const_k(g, np.arange(d_len).reshape(1, 1, d_len), Kind.I32))
+    y = _pick(ctx, mask, reshape(g, x, (q, 1, d_len)), 2)
+    y = reshape(g, y, (*rest, n_out))
+    inv = list(np.argsort(perm))
+    return [transpose(g, y, inv) if inv != list(range(rank)) else y]
+
+
+# ------------------------------------------------------------------------------------------------
+# SwiGLU
+
+
+@lowering("SwiGLU")
+def SwiGLU(ctx: NodeContext) -> Result:
+    """SwiGLU (opset 28): ``A · sigmoid(alpha · A) · B`` (Swish of the gate times the value) with
+    SIGMOID and MUL in the input type; A and B have identical shapes (no broadcasting)."""
+    from nnkiln.dialects.tosa.ops_activation import SigmoidOp
+
+    av = float_input(ctx, 0)
+    bv = float_input(ctx, 1)
+    if av.shape != bv.shape or av.kind is not bv.kind:
+        raise ctx.error(f"A {list(av.shape)} and B {list(bv.shape)} must have the same shape and type")
+    alpha = float(ctx.attr("alpha", 1.0))
+    g = ctx.g
+    a = val(ctx, av)
+    aa = a if alpha == 1.0 else mul(g, a, full(g, alpha, av.kind, av.rank))
+    return [mul(g, mul(g, a, unary(g, SigmoidOp, aa)), val(ctx, bv))]
+
+
+# ------------------------------------------------------------------------------------------------
+# TensorScatter
+
+
+@lowering("TensorScatter")
+def TensorScatter(ctx: NodeContext) -> Result:
+    """TensorScatter (opset 24): ``present[b, ..., (w[b] + s) (mod M), ...] = update[b, ..., s, ...]``.
+
+    The cache is viewed as ``[B, M, P·R]`` (sequence axis second); the one-hot mask
+    ``EQUAL(pos[b, s], iota(M))`` with ``pos = w[b] + s`` (``circular``: ``pos − INTDIV(pos, M)·M``,
+    which is the modulo for the non-negative write indices ONNX requires) is ``[B, S, M, 1]``;
+    each cache row takes its update row where some ``s`` matches (REDUCE_ANY) and keeps the past
+    value elsewhere. Write indices default to 0 and may be constant or run-time; in ``linear``
+    mode ``w + S <= M`` is the model's obligation (positions past M are not written)."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import IntDivOp
+    from nnkiln.dialects.tosa.ops_reduction import ReduceAnyOp
+
+    mode = ctx.attr("mode", "linear")
+    if mode not in ("linear", "circular"):
+        raise ctx.error(f"mode '{mode}' is not supported (linear or circular)")
+    pv, uv = ctx.input(0), ctx.input(1)
+    rank = pv.rank
+    axis = int(ctx.attr("axis", -2))
+    axis = norm_axis(ctx, axis, rank)
+    if axis == 0:
+        raise ctx.error("axis 0 (the batch dimension) is not allowed")
+    if uv.rank != rank or uv.kind is not pv.kind or any(
+        uv.shape[d] != pv.shape[d] for d in range(rank) if d != axis
+    ) or uv.shape[axis] > pv.shape[axis]:
+        raise ctx.error(f"update {list(uv.shape)} does not fit past_cache {list(pv.shape)} on axis {axis}")
+    g = ctx.g
+    b, m, s = pv.shape[0], pv.shape[axis], uv.shape[axis]
+    p = math.prod(pv.shape[1:axis])
+    r = math.prod(pv.shape[axis + 1:])
+    if ctx.has_input(2):
+        wv = ctx.input(2)
+        if wv.is_const:
+            w = const_k(g, np.asarray(wv.const).astype(np.int64).reshape(b, 1), Kind.I32)
+        else:
+            w = reshape(g, _runtime_index(ctx, 2), (b, 1))
+    else:
+        w = const_k(g, np.zeros((b, 1)), Kind.I32)
+    pos = add(g, w, const_k(g, np.arange(s).reshape(1, s), Kind.I32))  # [B, S]
+    if mode == "circular":
+        q = g.value(IntDivOp, [pos, const_k(g, np.full((1, 1), m), Kind.I32)], pos.type.element_type)  # type: ignore[attr-defined]
+        pos = sub(g, pos, mul(g, q, const_k(g, np.full((1, 1), m), Kind.I32)))
+    mask = equal(g, reshape(g, pos, (b, s, 1, 1)), const_k(g, np.arange(m).reshape(1, 1, m, 1), Kind.I32))
+
+    def seq_second(v: SSAValue, n: int) -> SSAValue:
+        v = reshape(g, v, (b, p, n, r))
+        if p > 1:
+            v = transpose(g, v, [0, 2, 1, 3])
+        return reshape(g, v, (b, n, p * r))
+
+    upd = reshape(g, seq_second(val(ctx, uv), s), (b, s, 1, p * r))
+    new = _pick(ctx, mask, upd, 1)  # [B, 1, M, P·R]
+    hit = reduce_axis(g, ReduceAnyOp, mask, 1)  # [B, 1, M, 1]
+    past = reshape(g, seq_second(val(ctx, pv), m), (b, 1, m, p * r))
+    out = select(g, hit, new, past)
+    out = reshape(g, out, (b, m, p, r))
+    if p > 1:
+        out = transpose(g, out, [0, 2, 1, 3])
+    return [reshape(g, out, pv.shape)]
+
+
+# ------------------------------------------------------------------------------------------------
+# AffineGrid
+
+
+def _grid_axis(n: int, align_corners: bool) -> np.ndarray:
+    """Positions in [−1, 1] of ``n`` samples: pixel centres (``align_corners=0``) or corners
+    (``=1``; a single sample is at 0, as in PyTorch — ONNX's reference divides by zero there)."""
+    if align_corners:
+        return np.zeros(1) if n == 1 else -1.0 + 2.0 * np.arange(n) / (n - 1)
+    return (2.0 * np.arange(n) + 1.0) / n - 1.0
+
+
+@lowering("AffineGrid")
+def AffineGrid(ctx: NodeContext) -> Result:
+    """AffineGrid (opset 20): ``grid[n, (d,) h, w] = theta[n] @ (x_w, y_h, (z_d,) 1)`` as one MATMUL of
+    the constant homogeneous base grid ``[N, (D·)H·W, 3|4]`` (float64 positions rounded once) by
+    TRANSPOSEd theta. ``size`` must be a constant (it fixes the output shape)."""
+    tv = float_input(ctx, 0, "theta")
+    size = [int(v) for v in np.asarray(ctx.const(1, "size")).reshape(-1)]
+    align = bool(int(ctx.attr("align_corners", 0)))
+    if len(size) not in (4, 5):
+        raise ctx.error(f"size {size} must have 4 (2-D) or 5 (3-D) elements")
+    n, spatial = size[0], size[2:]
+    nd = len(spatial)
+    if tv.shape != (n, nd, nd + 1):
+        raise ctx.error(f"theta {list(tv.shape)} must be [{n}, {nd}, {nd + 1}] for size {size}")
+    if any(d <= 0 for d in size):
+        raise ctx.error(f"size {size} has a zero-size dimension: not supported in TOSA 0.30")
+    axes = [_grid_axis(d, align) for d in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")  # (z,) y, x over the spatial dims
+    coords = [mesh[i].reshape(-1) for i in reversed(range(nd))]  # x, y, (z)
+    base = np.stack([*coords, np.ones_like(coords[0])], axis=1)  # [S, nd + 1]
+    g = ctx.g
+    tt = transpose(g, val(ctx, tv), [0, 2, 1])  # [N, nd + 1, nd]
+    bk = np.broadcast_to(base, (n, *base.shape))
+    y = bmm(g, const_k(g, bk, tv.kind), tt)  # [N, S, nd]
+    return [reshape(g, y, (n, *spatial, nd))]
+
+
+# ------------------------------------------------------------------------------------------------
+# STFT
+
+
+@lowering("STFT")
+def STFT(ctx: NodeContext) -> Result:
+    """STFT (opset 17): frames ``x[b, f·step + t]`` (a GATHER with constant positions) times the
+    window, then one MATMUL with a constant DFT matrix (``composite``'s DFT, float64 rounded once).
+    A constant window is folded into the matrix; a run-time one is a MUL. Accuracy as for DFT:
+    fp32 accumulation gives errors of a few ulp of Σ|x·window|. ``frame_step`` and
+    ``frame_length`` must be constants; ``onesided`` (default 1) keeps ``L//2 + 1`` frequencies and
+    needs a real signal. Output ``[B, frames, n_freq, 2]``."""
+    xv = float_input(ctx, 0, "signal")
+    if xv.rank != 3 or xv.shape[2] not in (1, 2):
+        raise ctx.error(f"signal {list(xv.shape)} must be [batch, length, 1 | 2]")
+    bsz, length, comp = xv.shape
+    step = int(scalar_const(ctx, 1, "frame_step"))
+    win = ctx.input(2) if ctx.has_input(2) else None
+    if ctx.has_input(3):
+        n = int(scalar_const(ctx, 3, "frame_length"))
+    elif win is not None:
+        n = win.shape[0]
+    else:
+        n = length
+    if win is not None and (win.rank != 1 or win.shape[0] != n):
+        raise ctx.error(f"window {list(win.shape)} must be [{n}] (frame_length)")
+    onesided = bool(int(ctx.attr("onesided", 1)))
+    if onesided and comp == 2:
+        raise ctx.error("onesided STFT of a complex signal is not supported (ONNX requires a real signal)")
+    if step <= 0 or not 0 < n <= length:
+        raise ctx.error(f"frame_step {step} / frame_length {n} do not fit a signal of length {length}")
+    frames = (length - n) // step + 1
+    w, n_out, _ = _dft_matrix(n, n, comp, False, onesided)  # [n·comp, n_out·2]
+    g = ctx.g
+    pos = (np.arange(bsz)[:, None, None, None] * length + np.arange(frames)[None, :, None, None] * step
+           + np.arange(n)[None, None, :, None]) * comp + np.arange(comp)[None, None, None, :]
+    x = val(ctx, xv)
+    if frames * n == length and step == n:
+        fr = x
+    else:
+        fr = gather_flat(ctx, x, pos)  # [B, F, n, comp]
+    if win is not None and win.is_const:
+        wc = np.asarray(win.const).astype(np.float64)
+        w = w * np.repeat(wc, comp)[:, None]
+    elif win is not None:
+        wt = cast(g, val(ctx, win), xv.kind)
+        fr = mul(g, reshape(g, fr, (bsz, frames, n, comp)), reshape(g, wt, (1, 1, n, 1)))
+    y = bmm(g, reshape(g, fr, (1, bsz * frames, n * comp)), const_k(g, w.reshape(1, *w.shape), xv.kind))
+    return [reshape(g, y, (bsz, frames, n_out, 2))]
+
+
+# ------------------------------------------------------------------------------------------------
+# CausalConvWithState
+
+
+@lowering("CausalConvWithState")
+def CausalConvWithState(ctx: NodeContext) -> Result:
+    """CausalConvWithState (opset 27): ``padded = concat(past_state or zeros, input)`` along the
+    length; ``output = depthwise_conv1d(padded, weight) + bias`` (valid, stride 1) as one
+    DEPTHWISE_CONV2D on the NHWC view ``[B, 1, L + k − 1, C]`` with weight ``[1, k, C, 1]`` (floats
+    accumulate in fp32 and round once, spec §2.3.5); ``activation`` silu/swish multiplies by
+    SIGMOID. ``present_state`` is the last ``k − 1`` positions of ``padded`` (a SLICE); with
+    ``k = 1`` it is empty, which TOSA 0.30 cannot hold, so that output is then not supported."""
+    from nnkiln.dialects.tosa.ops_activation import SigmoidOp
+    from nnkiln.dialects.tosa.ops_tensor import DepthwiseConv2DOp
+    from nnkiln.frontends.onnx.lowerings.composite import concat
+
+    xv = float_input(ctx, 0)
+    wv = ctx.input(1)
+    act = ctx.attr("activation", "none")
+    if act not in ("none", "silu", "swish"):
+        raise ctx.error(f"activation '{act}' is not supported (none, silu or swish)")
+    if xv.rank != 3 or wv.rank != 3 or wv.shape[0] != xv.shape[1] or wv.shape[1] != 1 or wv.kind is not xv.kind:
+        raise ctx.error(f"input {list(xv.shape)} / weight {list(wv.shape)} must be [B, C, L] / [C, 1, k]")
+    bsz, ch, length = xv.shape
+    k = wv.shape[2]
+    g = ctx.g
+    kind = xv.kind
+    x = val(ctx, xv)
+    if k > 1:
+        if ctx.has_input(3):
+            sv = ctx.input(3)
+            if sv.shape != (bsz, ch, k - 1) or sv.kind is not kind:
+                raise ctx.error(f"past_state {list(sv.shape)} must be [{bsz}, {ch}, {k - 1}]")
+            state = val(ctx, sv)
+        else:
+            state = const_k(g, np.zeros((bsz, ch, k - 1)), kind)
+        padded = concat(g, [state, x], 2)
+    else:
+        padded = x
+    total = length + k - 1
+    xin = reshape(g, transpose(g, padded, [0, 2, 1]), (bsz, 1, total, ch))
+    w = reshape(g, transpose(g, val(ctx, wv), [1, 2, 0]), (1, k, ch, 1))
+    bias = val(ctx, ctx.input(2)) if ctx.has_input(2) else const_k(g, np.zeros(ch), kind)
+    if shape_of(bias) != (ch,):
+        raise ctx.error(f"bias {list(shape_of(bias))} must be [{ch}]")
+    y = g.value(DepthwiseConv2DOp, [xin, w, bias], xin.type.element_type,  # type: ignore[attr-defined]
+                pad=[0, 0, 0, 0], stride=[1, 1], dilation=[1, 1], input_zp=0, weight_zp=0)
+    y = transpose(g, reshape(g, y, (bsz, length, ch)), [0, 2, 1])
+    if act in ("silu", "swish"):
+        y = mul(g, y, unary(g, SigmoidOp, y))
+    results: Result = [y]
+    if len(ctx.node.output) > 1 and ctx.node.output[1]:
+        if k == 1:
+            raise ctx.error("present_state with kernel size 1 is empty: zero-size tensors are not supported in TOSA 0.30")
+        results.append(slice_value(g, padded, [0, 0, total - (k - 1)], [bsz, ch, k - 1]))
+    return results
