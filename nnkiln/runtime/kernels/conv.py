@@ -1,6 +1,6 @@
 """Float32 CONV2D and DEPTHWISE_CONV2D fast paths, writing into the output view with fused epilogues.
 
-CONV2D (spec §2.3.3) as GEMM ``[rows, KH·KW·IC] × [KH·KW·IC, OC]`` with ``np.matmul(out=)`` into the
+CONV2D (spec §2.3.3) as GEMM ``[rows, KH·KW·IC] × [KH·KW·IC, OC]`` with ``np.matmul(out=)`` (``gemm``) into the
 output view:
 - 1x1, stride 1, no padding: the input itself is the left matrix (no copy at all), in row blocks of
   about 64 Ki output elements when the weights are small, so bias and epilogue run on L2-resident data;
@@ -35,6 +35,7 @@ import numpy as np
 
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.runtime.kernels.epilogue import Epilogue
+from nnkiln.runtime.kernels.gemm import gemm
 
 FastFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]], None]
 _F32 = np.float32
@@ -138,7 +139,7 @@ def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
             for r0 in range(0, rows, direct_block):
                 rs = slice(r0, min(rows, r0 + direct_block))
                 blk = o2[rs]
-                np.matmul(x2[rs], wm, out=blk)
+                gemm(x2[rs], wm, blk)
                 _bias_step(blk, b)
                 if epi is not None:
                     epi(blk, rs, extras)
@@ -156,7 +157,7 @@ def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
                     np.copyto(c, win[r0:r1])
                     rs = slice((img * oh + r0) * ow, (img * oh + r1) * ow)
                     blk = o2[rs]
-                    np.matmul(c.reshape(-1, k), wm, out=blk)
+                    gemm(c.reshape(-1, k), wm, blk)
                     _bias_step(blk, b)
                     if epi is not None:
                         epi(blk, rs, extras)
@@ -166,7 +167,7 @@ def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
         xp = _pad_into(buf, x, pt, pb, pl, pr) if padded else x
         c = buf[pall:pall + rows * k].reshape(n, oh, ow, kh, kw, ic)
         np.copyto(c, window(xp))
-        np.matmul(c.reshape(rows, k), wm, out=o2)
+        gemm(c.reshape(rows, k), wm, o2)
         _bias_step(o2, b)
         if epi is not None:
             epi(o2, slice(None), extras)

@@ -12,7 +12,8 @@ Numerics against ``nnkiln.reference`` (float32 everywhere, like the reference):
   reference's per-tap float32 operations in its order).
 - AVG/MAX_POOL2D: the reference's per-tap loops, done in place in the output view (same operations
   in the same order: bit-identical).
-- FULLY_CONNECTED, MATMUL: ``np.matmul(out=)`` (+ bias); elementwise ops with ``out=``.
+- FULLY_CONNECTED, MATMUL: ``np.matmul(out=)`` (``kernels.gemm``: one BLAS thread for small products)
+  (+ bias); elementwise ops with ``out=``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import conv
 from nnkiln.runtime.kernels.conv import ints
+from nnkiln.runtime.kernels.gemm import gemm
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
 from nnkiln.runtime.kernels.epilogue import block_of as epilogue_block_of
 from nnkiln.runtime.kernels.epilogue import operand_2d as epilogue_operand_2d
@@ -103,7 +105,7 @@ def _fully_connected(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
         x, w, b = ins
         o = outs[0]
-        np.matmul(x, w.T, out=o)
+        gemm(x, w.T, o)
         np.add(o, b, out=o)
         if epi is not None:
             epi(o, slice(None), extras)
@@ -123,9 +125,9 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
         x, y = ins
         if x.shape[0] == 1:  # one 2-D GEMM (no batch loop inside numpy)
-            np.matmul(x[0], y[0], out=outs[0][0])
+            gemm(x[0], y[0], outs[0][0])
         else:
-            np.matmul(x, y, out=outs[0])
+            gemm(x, y, outs[0])
         if epi is not None:
             epi(outs[0].reshape(rows, cols), slice(None), extras)
 

@@ -6,7 +6,7 @@ What: ``%r = buf.kernel P ... outs(%tmp)`` whose result's sole user is an elemen
 ``%tmp`` disappear. Repeats, so conv → add → clamp becomes one kernel with two post-ops.
 
 Fusable producers: ``tosa.conv2d``, ``tosa.depthwise_conv2d``, ``tosa.fully_connected``,
-``tosa.matmul``, ``tosa.avg_pool2d`` and the float elementwise ops (add, sub, mul, maximum, minimum,
+``tosa.matmul``, ``tosa.avg_pool2d``, ``tosa.reduce_sum/max/min`` (a mean's ``·1/n``) and the float elementwise ops (add, sub, mul, maximum, minimum,
 exp, tanh, sigmoid, clamp, abs, negate, reciprocal, rsqrt: chains of them become one kernel that the
 runtime evaluates block by block in cache) with a FLOAT output (f32/f16/bf16). Integer producers are not
 fused: their i32 accumulators are usually followed by ``tosa.rescale`` whose rounding must be applied
@@ -45,7 +45,7 @@ ELEMENTWISE_PRODUCERS = frozenset({"tosa.add", "tosa.sub", "tosa.mul", "tosa.max
                                    "tosa.tanh", "tosa.sigmoid", "tosa.clamp", "tosa.abs", "tosa.negate",
                                    "tosa.reciprocal", "tosa.rsqrt"})
 PRODUCERS = frozenset({"tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected", "tosa.matmul",
-                       "tosa.avg_pool2d"}) | ELEMENTWISE_PRODUCERS
+                       "tosa.avg_pool2d", "tosa.reduce_sum", "tosa.reduce_max", "tosa.reduce_min"}) | ELEMENTWISE_PRODUCERS
 UNARY_POST_OPS = frozenset({"tosa.clamp", "tosa.sigmoid", "tosa.tanh", "tosa.rescale", "tosa.exp", "tosa.abs",
                             "tosa.negate", "tosa.reciprocal", "tosa.rsqrt"})
 BINARY_POST_OPS = frozenset({"tosa.add", "tosa.mul", "tosa.sub", "tosa.maximum", "tosa.minimum"})

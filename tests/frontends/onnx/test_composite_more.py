@@ -271,3 +271,148 @@ def test_causal_conv_short_input_state_keeps_past_values() -> None:
     want_y, want_state = _causal_conv(x, w, None, past, "none")
     np.testing.assert_allclose(y, want_y, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(state, want_state.astype(np.float32))
+
+
+# ------------------------------------------------------------------------------------------------
+# LinearAttention (opset 27: numpy recurrence written from the operator's formulas)
+
+
+def _linear_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, past: np.ndarray | None,
+                      decay: np.ndarray | None, beta: np.ndarray | None, hq: int, hkv: int,
+                      scale: float) -> tuple[np.ndarray, np.ndarray]:
+    bsz, t_len, _ = q.shape
+    dk = q.shape[2] // hq
+    dv = v.shape[2] // hkv
+    grp = hq // hkv
+    s = np.zeros((bsz, hkv, dk, dv)) if past is None else past.astype(np.float64).copy()
+    out = np.zeros((bsz, t_len, hq, dv))
+    for b in range(bsz):
+        for t in range(t_len):
+            for h in range(hkv):
+                kt = k[b, t, h * dk:(h + 1) * dk].astype(np.float64)
+                vt = v[b, t, h * dv:(h + 1) * dv].astype(np.float64)
+                if decay is not None:
+                    gt = decay[b, t, h] if decay.shape[2] == hkv else decay[b, t, h * dk:(h + 1) * dk]
+                    s[b, h] = np.exp(np.asarray(gt, np.float64)).reshape(-1, 1) * s[b, h]
+                if beta is not None:
+                    bt = beta[b, t, h if beta.shape[2] == hkv else 0]
+                    vt = bt * (vt - s[b, h].T @ kt)
+                s[b, h] = s[b, h] + np.outer(kt, vt)
+                for j in range(grp):
+                    qh = h * grp + j
+                    out[b, t, qh] = scale * (q[b, t, qh * dk:(qh + 1) * dk].astype(np.float64) @ s[b, h])
+    return out.reshape(bsz, t_len, hq * dv), s
+
+
+@pytest.mark.parametrize("rule,hq,hkv,per_head,with_past", [
+    ("linear", 2, 2, False, False), ("gated", 2, 2, True, True), ("delta", 4, 2, False, False),
+    ("gated_delta", 4, 1, False, True)])
+def test_linear_attention_matches_definition(rule: str, hq: int, hkv: int, per_head: bool, with_past: bool) -> None:
+    bsz, t_len, dk, dv = 2, 3, 4, 3
+    q, k, v = rand(bsz, t_len, hq * dk), rand(bsz, t_len, hkv * dk) * 0.5, rand(bsz, t_len, hkv * dv)
+    inputs = {"q": q, "k": k, "v": v}
+    order = ["q", "k", "v", "", "", ""]
+    past = decay = beta = None
+    if with_past:
+        past = rand(bsz, hkv, dk, dv)
+        inputs["past"], order[3] = past, "past"
+    if rule in ("gated", "gated_delta"):
+        decay = -np.abs(rand(bsz, t_len, hkv if per_head else hkv * dk))
+        inputs["decay"], order[4] = decay, "decay"
+    if rule in ("delta", "gated_delta"):
+        beta = (1.0 / (1.0 + np.exp(-rand(bsz, t_len, 1)))).astype(np.float32)
+        inputs["beta"], order[5] = beta, "beta"
+    g_in = [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in inputs.items()]
+    g_out = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "state")]
+    node = helper.make_node("LinearAttention", order, ["y", "state"], q_num_heads=hq, kv_num_heads=hkv, update_rule=rule)
+    m = helper.make_model(helper.make_graph([node], "g", g_in, g_out), opset_imports=[helper.make_opsetid("", 27)])
+    m.ir_version = 10
+    y, state = run_model(m, list(inputs.values()))
+    want_y, want_s = _linear_attention(q, k, v, past, decay, beta, hq, hkv, 1.0 / np.sqrt(dk))
+    np.testing.assert_allclose(y, want_y, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(state, want_s, rtol=1e-4, atol=1e-5)
+
+
+# ------------------------------------------------------------------------------------------------
+# RoiAlign (onnxruntime)
+
+
+@pytest.mark.parametrize("ctm", ["half_pixel", "output_half_pixel"])
+@pytest.mark.parametrize("runtime_batch", [True, False])
+def test_roi_align_avg_matches_ort(ctm: str, runtime_batch: bool) -> None:
+    x = rand(2, 3, 9, 11)
+    rois = np.array([[0.0, 0.0, 10.0, 8.0], [2.5, 1.0, 6.0, 7.5], [-2.0, 3.0, 12.5, 10.0], [4.0, 4.0, 4.2, 4.1]],
+                    np.float32)
+    bidx = np.array([1, 0, 1, 0], np.int64)
+    attrs = {"coordinate_transformation_mode": ctm, "output_height": 3, "output_width": 4,
+             "sampling_ratio": 2, "spatial_scale": 0.9}
+    if runtime_batch:
+        inputs = {"x": x, "rois": rois, "bidx": bidx}
+        m = model("RoiAlign", inputs, opset=16, **attrs)
+    else:
+        inputs = {"x": x, "rois": rois}
+        m = model("RoiAlign", inputs, inits={"bidx": bidx}, opset=16, **attrs)
+    np.testing.assert_allclose(ours(m, inputs), theirs(m, inputs), rtol=1e-4, atol=1e-5)
+
+
+def test_roi_align_max_mode_is_not_supported() -> None:
+    inputs = {"x": rand(1, 1, 4, 4), "rois": np.array([[0, 0, 3, 3]], np.float32)}
+    m = model("RoiAlign", inputs, inits={"bidx": np.array([0], np.int64)}, opset=16, mode="max", sampling_ratio=1)
+    with pytest.raises(FrontendError, match="not supported"):
+        ours(m, inputs)
+
+
+# ------------------------------------------------------------------------------------------------
+# DeformConv (numpy from the definition: zero-padded bilinear sampling at the offset taps)
+
+
+def _bilinear_zero(img: np.ndarray, y: float, x: float) -> float:
+    h, w = img.shape
+    y0, x0 = int(np.floor(y)), int(np.floor(x))
+    total = 0.0
+    for yy, wy in ((y0, 1 - (y - y0)), (y0 + 1, y - y0)):
+        for xx, wx in ((x0, 1 - (x - x0)), (x0 + 1, x - x0)):
+            if 0 <= yy < h and 0 <= xx < w:
+                total += wy * wx * float(img[yy, xx])
+    return total
+
+
+def _deform_conv(x: np.ndarray, wt: np.ndarray, off: np.ndarray, b: np.ndarray | None, mask: np.ndarray | None,
+                 pads: list[int], strides: list[int], dil: list[int], group: int, og: int) -> np.ndarray:
+    n, c, _, _ = x.shape
+    oc, cpg, kh, kw = wt.shape
+    oh, ow = off.shape[2:]
+    off = off.reshape(n, og, kh, kw, 2, oh, ow)
+    out = np.zeros((n, oc, oh, ow))
+    for bi in range(n):
+        for o in range(oc):
+            grp = o // (oc // group)
+            for ci in range(grp * cpg, (grp + 1) * cpg):
+                gi = ci // (c // og)
+                for i in range(oh):
+                    for j in range(ow):
+                        for a in range(kh):
+                            for e in range(kw):
+                                y = -pads[0] + i * strides[0] + a * dil[0] + off[bi, gi, a, e, 0, i, j]
+                                xx = -pads[1] + j * strides[1] + e * dil[1] + off[bi, gi, a, e, 1, i, j]
+                                m = 1.0 if mask is None else mask[bi, (gi * kh + a) * kw + e, i, j]
+                                out[bi, o, i, j] += wt[o, ci - grp * cpg, a, e] * m * _bilinear_zero(x[bi, ci], y, xx)
+    if b is not None:
+        out += b.reshape(1, -1, 1, 1)
+    return out
+
+
+def test_deform_conv_groups_stride_dilation_mask_bias() -> None:
+    x = rand(2, 4, 6, 7)
+    wt = rand(6, 2, 2, 3)
+    pads, strides, dil, group, og = [1, 0, 1, 2], [2, 1], [1, 2], 2, 2
+    oh = (6 + 2 - 2) // 2 + 1
+    ow = (7 + 2 - 5) // 1 + 1
+    off = (rand(2, og * 6 * 2, oh, ow) * 1.5).astype(np.float32)
+    b = rand(6)
+    mask = RNG.uniform(0, 1, size=(2, og * 6, oh, ow)).astype(np.float32)
+    inputs = {"x": x, "w": wt, "off": off, "b": b, "mask": mask}
+    m = model("DeformConv", inputs, opset=19, kernel_shape=[2, 3], pads=pads, strides=strides,
+              dilations=dil, group=group, offset_group=og)
+    want = _deform_conv(x, wt, off, b, mask, pads, strides, dil, group, og)
+    np.testing.assert_allclose(ours(m, inputs), want, rtol=1e-4, atol=1e-5)
