@@ -17,7 +17,7 @@ _lock = threading.Lock()
 _funcs: tuple[object, object] | None | bool = False
 
 
-def _find() -> tuple[object, object] | None:
+def find_blas_thread_controls() -> tuple[object, object] | None:
     import numpy  # noqa: F401  (loads the library)
 
     try:
@@ -46,7 +46,7 @@ def single_threaded_blas() -> Iterator[None]:
     global _funcs
     with _lock:
         if _funcs is False:
-            _funcs = _find()
+            _funcs = find_blas_thread_controls()
     if not _funcs:
         yield
         return

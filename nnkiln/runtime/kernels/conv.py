@@ -35,7 +35,7 @@ import numpy as np
 
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.runtime.kernels.epilogue import Epilogue
-from nnkiln.runtime.kernels.gemm import gemm
+from nnkiln.runtime.kernels.gemm import gemm, min_rows
 
 FastFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]], None]
 _F32 = np.float32
@@ -122,8 +122,8 @@ def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
     hp, wp = ih + pt + pb, iw + pl + pr
     padded = any(pad)
     blocked = not direct and k * oc * 4 <= _SMALL_WEIGHTS and oh > 1
-    block_rows = max(1, min(oh, _BLOCK_BYTES // (ow * k * 4)))
-    direct_block = rows if k * oc * 4 > _SMALL_WEIGHTS else max(256, _DIRECT_BLOCK // oc)
+    block_rows = min(oh, max(1, _BLOCK_BYTES // (ow * k * 4), min_rows(2.0 * ow * k * oc)))
+    direct_block = rows if k * oc * 4 > _SMALL_WEIGHTS else max(256, _DIRECT_BLOCK // oc, min_rows(2.0 * ic * oc))
 
     def window(xp: np.ndarray) -> np.ndarray:
         s0, s1, s2, s3 = xp.strides

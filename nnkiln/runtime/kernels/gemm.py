@@ -5,7 +5,8 @@ products (fewer than ``SMALL_FLOPS`` = 2·M·N·K, about half a millisecond on o
 BLAS threads costs more than it saves, and far more when another process holds those cores
 (measured on the 2-core machine: BERT-tiny at 2 threads took 50x longer than at 1 thread): such calls
 run with one BLAS thread. When BLAS is already at one thread (several executors, or a 1-thread
-setting) nothing is switched. Results do not depend on the thread count (OpenBLAS splits the output,
+setting) nothing is switched. Blocked kernels (``kernels.conv``) make their blocks at least
+``min_rows`` rows when BLAS has several threads, so their GEMMs stay multi-threaded. Results do not depend on the thread count (OpenBLAS splits the output,
 not the sums).
 """
 
@@ -21,10 +22,24 @@ _funcs: tuple | None | bool = False
 def _blas() -> tuple | None:
     global _funcs
     if _funcs is False:
-        from nnkiln.runtime.blas import _find
+        from nnkiln.runtime.blas import find_blas_thread_controls
 
-        _funcs = _find()
+        _funcs = find_blas_thread_controls()
     return _funcs  # type: ignore[return-value]
+
+
+def blas_threads() -> int:
+    """OpenBLAS's current thread count (1 if it cannot be found)."""
+    funcs = _blas()
+    return int(funcs[0]()) if funcs else 1  # type: ignore[operator]
+
+
+def min_rows(flops_per_row: float) -> int:
+    """Rows a blocked kernel should give each GEMM so that it is not "small" when BLAS has several
+    threads (then the threads share every block); 1 with one BLAS thread."""
+    if blas_threads() <= 1 or flops_per_row <= 0:
+        return 1
+    return int(-(-SMALL_FLOPS // flops_per_row))
 
 
 def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
@@ -46,4 +61,4 @@ def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         set_(before)
 
 
-__all__ = ["SMALL_FLOPS", "gemm"]
+__all__ = ["SMALL_FLOPS", "blas_threads", "gemm", "min_rows"]
