@@ -2,8 +2,11 @@
 
 The pipeline comes from ``nnkiln.pipelines`` (a list of passes for a name and a target), run by
 ``nnkiln.ir.passes.PassManager`` (verification after every pass). The resulting rt-level module is
-serialised by ``nnkiln.backend.writer`` and loaded by ``nnkiln.runtime.load_blob``, so a compiled
-model always goes through the same validated blob a saved ``.kiln`` file holds.
+serialised by ``nnkiln.backend.writer`` into a ``Blob`` plus its encoded bytes (each constant copied
+once, straight into the bytes; the ``Blob``'s constants are a read-only view of them), and the
+``Executable`` is built directly from that in-memory ``Blob`` (no decode of bytes we just wrote); its
+``save`` writes those same bytes. Files and byte strings from elsewhere go through the validating
+``nnkiln.runtime.load_blob`` / ``Executable.load``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import time
 from typing import Any, TextIO
 
 from nnkiln.errors import InputError, NnkilnError
-from nnkiln.runtime import Executable, load_blob
+from nnkiln.backend.blob_format import Blob
+from nnkiln.runtime import Executable
 
 
 def pipeline_passes(pipeline: str, target: Any) -> list[Any]:
@@ -44,17 +48,21 @@ def compile_to_rt(module: Any, target: str = "cpu", pipeline: str = "default", t
     return mod
 
 
-def compile_to_bytes(module: Any, target: str = "cpu", pipeline: str = "default", threads: int | None = None,
-                     **kwargs: Any) -> bytes:
-    """Compile ``module`` and return the blob bytes."""
-    from nnkiln.backend.blob_format import encode
-    from nnkiln.backend.writer import blob_from_module
+def compile_to_blob(module: Any, target: str = "cpu", pipeline: str = "default", threads: int | None = None,
+                    **kwargs: Any) -> tuple[Blob, bytes]:
+    """Compile ``module``; returns its ``Blob`` and the blob bytes (the ``Blob``'s constants view the bytes)."""
+    from nnkiln.backend.writer import blob_and_bytes_from_module
 
     start = time.perf_counter()
     rt = compile_to_rt(module, target, pipeline, threads, **kwargs)
-    blob = blob_from_module(rt, target=target, pipeline=pipeline)
-    blob.metadata["compile_seconds"] = time.perf_counter() - start
-    return encode(blob)
+    return blob_and_bytes_from_module(rt, target=target, pipeline=pipeline,
+                                      compile_seconds=time.perf_counter() - start)
+
+
+def compile_to_bytes(module: Any, target: str = "cpu", pipeline: str = "default", threads: int | None = None,
+                     **kwargs: Any) -> bytes:
+    """Compile ``module`` and return the blob bytes."""
+    return compile_to_blob(module, target, pipeline, threads, **kwargs)[1]
 
 
 def compile(module: Any, target: str = "cpu", pipeline: str = "default", threads: int | None = None,
@@ -71,8 +79,11 @@ def compile(module: Any, target: str = "cpu", pipeline: str = "default", threads
         module = nnkiln.load(os.fspath(module))
     if not hasattr(module, "clone"):
         raise InputError(f"nnkiln.compile expects a module or a model path, got {type(module).__name__}")
-    raw = compile_to_bytes(module, target, pipeline, threads, **kwargs)
-    return load_blob(raw)
+    blob, raw = compile_to_blob(module, target, pipeline, threads, **kwargs)
+    start = time.perf_counter()
+    exe = Executable(blob, raw)
+    exe.stats["load_seconds"] = time.perf_counter() - start
+    return exe
 
 
-__all__ = ["compile", "compile_to_bytes", "compile_to_rt", "pipeline_passes"]
+__all__ = ["compile", "compile_to_blob", "compile_to_bytes", "compile_to_rt", "pipeline_passes"]

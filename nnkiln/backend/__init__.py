@@ -7,7 +7,7 @@ from typing import Any
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("write_blob", "blob_from_module"):
+    if name in ("write_blob", "blob_from_module", "blob_and_bytes_from_module"):
         from nnkiln.backend import writer
 
         return getattr(writer, name)

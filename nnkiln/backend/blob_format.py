@@ -112,6 +112,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 from enum import IntEnum
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -334,10 +335,6 @@ def decode_args(text: str) -> dict[str, Any]:
 # Encoding
 
 
-def _pad(buf: bytearray, alignment: int = ALIGNMENT) -> None:
-    buf.extend(b"\0" * (-len(buf) % alignment))
-
-
 class _Strings:
     def __init__(self) -> None:
         self.data = bytearray()
@@ -357,12 +354,22 @@ def _dims(shape: tuple[int, ...]) -> list[int]:
     return [int(d) for d in shape] + [0] * (MAX_RANK - len(shape))
 
 
-def encode(blob: Blob) -> bytes:
-    """The bytes of ``blob`` (version 1.0). The result always decodes to an equal ``Blob``."""
+ConstantChunk = tuple[int, "bytes | bytearray | memoryview | np.ndarray"]
+"""A piece of the CONSTANTS section: its byte offset in the section and its bytes (any C-contiguous buffer)."""
+
+
+def _byte_view(data: Any) -> memoryview:
+    """A flat unsigned-byte memoryview of ``data`` (no copy; numpy arrays of any dtype, bytes-likes)."""
+    if isinstance(data, np.ndarray):
+        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    mv = memoryview(data)
+    return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
+
+
+def _table_sections(blob: Blob) -> dict[SectionKind, bytes]:
+    """Every section but CONSTANTS (all small: tables, strings, metadata)."""
     strings = _Strings()
     sections: dict[SectionKind, bytes] = {}
-
-    sections[SectionKind.CONSTANTS] = bytes(blob.constants)
 
     out = bytearray(_COUNT.pack(len(blob.buffers), 0))
     for b in blob.buffers:
@@ -394,25 +401,77 @@ def encode(blob: Blob) -> bytes:
 
     sections[SectionKind.METADATA] = json.dumps(_to_json(blob.metadata), sort_keys=True).encode("utf-8")
     sections[SectionKind.STRINGS] = bytes(strings.data)
+    return sections
 
+
+def _constant_pieces(chunks: Sequence[ConstantChunk], size: int) -> list[memoryview | bytes]:
+    """The CONSTANTS section as a list of byte pieces (chunks and the zero gaps between them), in order."""
+    pieces: list[memoryview | bytes] = []
+    pos = 0
+    for off, data in sorted(chunks, key=lambda c: c[0]):
+        mv = _byte_view(data)
+        if off < pos or off + len(mv) > size:
+            raise BlobError(f"constant chunk [{off}, {off + len(mv)}) overlaps another or exceeds the constants "
+                            f"section ({size} bytes)")
+        if off > pos:
+            pieces.append(bytes(off - pos))
+        if len(mv):
+            pieces.append(mv)
+        pos = off + len(mv)
+    if pos < size:
+        pieces.append(bytes(size - pos))
+    return pieces
+
+
+def encode_chunks(blob: Blob, chunks: Sequence[ConstantChunk], constants_size: int) -> tuple[bytes, int]:
+    """Encode ``blob`` with its CONSTANTS section given as ``chunks`` (``blob.constants`` is ignored).
+
+    Each constant's bytes are copied exactly once, into the result (one ``bytes.join``); CRCs are
+    computed over memoryviews. Returns the blob's bytes and the offset of the CONSTANTS section in
+    them, so a caller can alias the constants (``memoryview(raw)[off:off + constants_size]``).
+    """
+    sections = _table_sections(blob)
+    const_pieces = _constant_pieces(chunks, constants_size)
     order = list(SectionKind)
     table_end = _HEADER.size + _SECTION.size * len(order)
-    body = bytearray()
-    entries = []
     pos = table_end + (-table_end % ALIGNMENT)
+    pieces: list[Any] = [b"", b"", bytes(pos - table_end)]  # header and table filled in below
+    entries = []
+    const_offset = 0
     for kind in order:
-        data = sections[kind]
-        entries.append((int(kind), 0, pos + len(body), len(data), zlib.crc32(data) & 0xFFFFFFFF, 0))
-        body += data
-        _pad(body)
-    total = pos + len(body)
+        if kind is SectionKind.CONSTANTS:
+            size, crc = constants_size, 0
+            for piece in const_pieces:
+                crc = zlib.crc32(piece, crc)
+            pieces.extend(const_pieces)
+            const_offset = pos
+        else:
+            data = sections[kind]
+            size, crc = len(data), zlib.crc32(data)
+            pieces.append(data)
+        entries.append((int(kind), 0, pos, size, crc & 0xFFFFFFFF, 0))
+        pad = -size % ALIGNMENT
+        if pad:
+            pieces.append(bytes(pad))
+        pos += size + pad
+    total = pos
     table = b"".join(_SECTION.pack(*e) for e in entries)
     head = struct.pack("<8sHHIQI", MAGIC, VERSION_MAJOR, VERSION_MINOR, 0, total, len(order))
     crc = zlib.crc32(head + table) & 0xFFFFFFFF
-    header = _HEADER.pack(MAGIC, VERSION_MAJOR, VERSION_MINOR, 0, total, len(order), crc, b"\0" * 32)
-    result = header + table + b"\0" * (pos - table_end) + bytes(body)
+    pieces[0] = _HEADER.pack(MAGIC, VERSION_MAJOR, VERSION_MINOR, 0, total, len(order), crc, b"\0" * 32)
+    pieces[1] = table
+    result = b"".join(pieces)
     assert len(result) == total
-    return result
+    return result, const_offset
+
+
+def encode(blob: Blob) -> bytes:
+    """The bytes of ``blob`` (version 1.0). The result always decodes to an equal ``Blob``.
+
+    The constants are copied once, straight into the result (no intermediate copies).
+    """
+    size = len(memoryview(blob.constants).cast("B")) if len(blob.constants) else 0
+    return encode_chunks(blob, [(0, blob.constants)] if size else [], size)[0]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -734,6 +793,6 @@ def _check_acyclic(tasks: list[TaskDesc], n_bar: int) -> None:
 
 __all__ = [
     "ALIGNMENT", "Blob", "BarrierDesc", "BufferDesc", "DTYPE_CODES", "IODesc", "MAGIC", "Memory",
-    "SectionKind", "TaskDesc", "VERSION_MAJOR", "VERSION_MINOR", "decode", "decode_args", "encode",
-    "encode_args", "storage_dtype",
+    "SectionKind", "TaskDesc", "VERSION_MAJOR", "VERSION_MINOR", "ConstantChunk", "decode", "decode_args", "encode",
+    "encode_args", "encode_chunks", "storage_dtype",
 ]

@@ -1,7 +1,9 @@
 """``BlobBuilder``: assembles a ``Blob`` table by table (no xDSL; the writer and tests use it).
 
-Constants are appended to the constants section at 64-byte alignment; views are buffer entries
-inside their base; barrier counts are derived from the tasks in ``finish``.
+Constants are placed in the constants section at 64-byte alignment; the builder only keeps a
+reference to each constant's array (no copy) until ``finish`` (one preallocated buffer, each constant
+copied once) or ``finish_encoded`` (the blob's bytes, each constant copied once, straight into them).
+Views are buffer entries inside their base; barrier counts are derived from the tasks.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import ALIGNMENT, Blob, BarrierDesc, BufferDesc, IODesc, Memory, TaskDesc, storage_dtype
+from nnkiln.backend.blob_format import (ALIGNMENT, Blob, BarrierDesc, BufferDesc, ConstantChunk, IODesc, Memory,
+                                        TaskDesc, encode_chunks, storage_dtype)
 from nnkiln.errors import BlobError
 from nnkiln.kinds import Kind
 
@@ -27,7 +30,8 @@ class BlobBuilder:
     """Collects buffers, tasks, barriers and io descriptors; ``finish`` returns the ``Blob``."""
 
     def __init__(self) -> None:
-        self.constants = bytearray()
+        self.constant_chunks: list[ConstantChunk] = []
+        self.constants_size = 0
         self.buffers: list[BufferDesc] = []
         self.tasks: list[TaskDesc] = []
         self.barrier_ids: list[int] = []
@@ -48,11 +52,15 @@ class BlobBuilder:
         return idx
 
     def add_const(self, array: np.ndarray, kind: Kind) -> int:
-        """Append a constant's bytes (as ``kind``'s storage dtype); returns its buffer."""
+        """Place a constant (as ``kind``'s storage dtype) in the constants section; returns its buffer.
+
+        Only a reference to the (contiguous, converted) array is kept until ``finish``/``finish_encoded``
+        copies it: the caller must not modify ``array`` in between (IR constants are immutable).
+        """
         data = np.ascontiguousarray(array, dtype=storage_dtype(kind))
-        self.constants.extend(b"\0" * (-len(self.constants) % ALIGNMENT))
-        off = len(self.constants)
-        self.constants.extend(data.tobytes())
+        off = self.constants_size + (-self.constants_size % ALIGNMENT)
+        self.constant_chunks.append((off, data))
+        self.constants_size = off + data.nbytes
         return self._add(BufferDesc(Memory.CONSTANT, kind, tuple(data.shape), off, data.nbytes))
 
     def add_arena(self, kind: Kind, shape: Sequence[int], offset: int) -> int:
@@ -88,7 +96,7 @@ class BlobBuilder:
                                    tuple(waits), tuple(updates)))
         return len(self.tasks) - 1
 
-    def finish(self, **metadata: Any) -> Blob:
+    def _tables(self, constants: bytes | memoryview, metadata: dict[str, Any]) -> Blob:
         prod = [0] * len(self.barrier_ids)
         cons = [0] * len(self.barrier_ids)
         for t in self.tasks:
@@ -101,9 +109,33 @@ class BlobBuilder:
         meta.update(metadata)
         if "arena_bytes" not in metadata:
             meta["arena_bytes"] = max((b.offset + b.size for b in self.buffers if b.memory is Memory.ARENA), default=0)
-        return Blob(constants=bytes(self.constants), buffers=list(self.buffers), tasks=list(self.tasks),
+        return Blob(constants=constants, buffers=list(self.buffers), tasks=list(self.tasks),
                     barriers=[BarrierDesc(p, a, c) for p, a, c in zip(self.barrier_ids, prod, cons)],
                     inputs=list(self.inputs), outputs=list(self.outputs), metadata=meta)
+
+    def constants_bytes(self) -> memoryview:
+        """The constants section: one preallocated buffer, each constant copied into it once (read-only view)."""
+        buf = bytearray(self.constants_size)
+        flat = np.frombuffer(buf, np.uint8)
+        for off, data in self.constant_chunks:
+            if data.nbytes:
+                flat[off:off + data.nbytes] = data.reshape(-1).view(np.uint8)
+        del flat
+        return memoryview(buf).toreadonly()
+
+    def finish(self, **metadata: Any) -> Blob:
+        """The ``Blob`` (its constants in one new buffer)."""
+        return self._tables(self.constants_bytes(), metadata)
+
+    def finish_encoded(self, **metadata: Any) -> tuple[Blob, bytes]:
+        """The ``Blob`` and its encoded bytes, copying each constant once: into the bytes.
+
+        The blob's ``constants`` is a read-only view into those bytes, so the pair holds one copy.
+        """
+        blob = self._tables(b"", metadata)
+        raw, off = encode_chunks(blob, self.constant_chunks, self.constants_size)
+        blob.constants = memoryview(raw)[off:off + self.constants_size]
+        return blob, raw
 
 
 __all__ = ["BlobBuilder"]

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRef
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 
-from nnkiln.backend.blob_format import Blob, Memory, encode
+from nnkiln.backend.blob_format import Blob, Memory
 from nnkiln.backend.builder import BlobBuilder
 from nnkiln.errors import BlobError
 from nnkiln.kinds import Kind
@@ -200,9 +200,8 @@ class _Writer:
                             updates=updates if i == len(items) - 1 else ())
 
 
-def blob_from_module(module: ModuleOp, *, target: str = "cpu", pipeline: str = "",
-                     compile_seconds: float = 0.0) -> Blob:
-    """The ``Blob`` of an rt-level module (see the module docstring)."""
+def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float) -> tuple[BlobBuilder, dict[str, Any]]:
+    """The filled builder of an rt-level module and the blob's metadata."""
     from nnkiln.dialects.rt import BarrierOp, TaskOp
 
     func = _entry(module)
@@ -221,13 +220,31 @@ def blob_from_module(module: ModuleOp, *, target: str = "cpu", pipeline: str = "
     arena_end = max((b.offset + b.size for b in w.b.buffers if b.memory is Memory.ARENA), default=0)
     arena = _int_attr(module, "nnkiln.arena_bytes")
     lower = _int_attr(module, "nnkiln.arena_lower_bound_bytes")
-    return w.b.finish(arena_bytes=max(arena or 0, arena_end), arena_lower_bound_bytes=lower if lower is not None else 0,
-                      target=target, pipeline=pipeline, compile_seconds=float(compile_seconds))
+    meta = {"arena_bytes": max(arena or 0, arena_end), "arena_lower_bound_bytes": lower if lower is not None else 0,
+            "target": target, "pipeline": pipeline, "compile_seconds": float(compile_seconds)}
+    return w.b, meta
+
+
+def blob_from_module(module: ModuleOp, *, target: str = "cpu", pipeline: str = "",
+                     compile_seconds: float = 0.0) -> Blob:
+    """The ``Blob`` of an rt-level module (see the module docstring)."""
+    builder, meta = _build(module, target, pipeline, compile_seconds)
+    return builder.finish(**meta)
+
+
+def blob_and_bytes_from_module(module: ModuleOp, *, target: str = "cpu", pipeline: str = "",
+                               compile_seconds: float = 0.0) -> tuple[Blob, bytes]:
+    """The ``Blob`` of an rt-level module and its encoded bytes, with each constant copied once.
+
+    The blob's constants are a read-only view into the bytes (see ``BlobBuilder.finish_encoded``).
+    """
+    builder, meta = _build(module, target, pipeline, compile_seconds)
+    return builder.finish_encoded(**meta)
 
 
 def write_blob(module: ModuleOp, **kwargs: Any) -> bytes:
     """The blob bytes of an rt-level module."""
-    return encode(blob_from_module(module, **kwargs))
+    return blob_and_bytes_from_module(module, **kwargs)[1]
 
 
-__all__ = ["NOP_KERNEL", "blob_from_module", "write_blob"]
+__all__ = ["NOP_KERNEL", "blob_and_bytes_from_module", "blob_from_module", "write_blob"]

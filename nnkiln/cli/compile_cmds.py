@@ -68,8 +68,7 @@ def _compile(args: argparse.Namespace) -> int:
     import time
 
     import nnkiln
-    from nnkiln.backend.blob_format import encode
-    from nnkiln.backend.writer import blob_from_module
+    from nnkiln.backend.writer import blob_and_bytes_from_module
     from nnkiln.compiler import compile_to_rt
 
     start = time.perf_counter()
@@ -86,9 +85,8 @@ def _compile(args: argparse.Namespace) -> int:
             with open(args.output, "w", encoding="utf-8") as f:
                 f.write(text)
         return 0
-    blob = blob_from_module(rt, target=args.target, pipeline=args.pipeline)
-    blob.metadata["compile_seconds"] = time.perf_counter() - start
-    raw = encode(blob)
+    blob, raw = blob_and_bytes_from_module(rt, target=args.target, pipeline=args.pipeline,
+                                           compile_seconds=time.perf_counter() - start)
     try:
         with open(args.output, "wb") as f:
             f.write(raw)
