@@ -339,8 +339,27 @@ def _check_per_dim(name: str, rank: int, **lists: Shape) -> None:
             fail(name, f"len({what}) == rank", f"{what} {list(values)} has {len(values)} entries but the input has rank {rank}")
 
 
+class _TwoIntListsSyntax:
+    """``<[a...], [b...]>``: the syntax of transformations with two integer-list parameters."""
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            first = _parse_int_list(parser)
+            parser.parse_punctuation(",")
+            second = _parse_int_list(parser)
+        return (_int_array(first), _int_array(second))
+
+    def print_parameters(self, printer: Printer) -> None:
+        first, second = self.parameters  # type: ignore[attr-defined]
+        with printer.in_angle_brackets():
+            _print_int_list(printer, _ints(first))
+            printer.print_string(", ")
+            _print_int_list(printer, _ints(second))
+
+
 @irdl_attr_definition
-class PadWithZeroAttr(TransformAttr):
+class PadWithZeroAttr(_TwoIntListsSyntax, TransformAttr):
     """``#const.pad_with_zero<[before...], [after...]>`` (spec §5.2.2.6 PadWithZeroAttr).
 
     Pads with the stored value of real zero: 0, or the zero point of a quantized element type."""
@@ -359,20 +378,6 @@ class PadWithZeroAttr(TransformAttr):
     @property
     def after(self) -> Shape:
         return _ints(self.pad_after)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            before = _parse_int_list(parser)
-            parser.parse_punctuation(",")
-            after = _parse_int_list(parser)
-        return (_int_array(before), _int_array(after))
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            _print_int_list(printer, self.before)
-            printer.print_string(", ")
-            _print_int_list(printer, self.after)
 
     def infer_type(self, input: TensorType) -> TensorType:
         old = shape_of(input)
@@ -404,7 +409,7 @@ class PadWithZeroAttr(TransformAttr):
 
 
 @irdl_attr_definition
-class SubViewAttr(TransformAttr):
+class SubViewAttr(_TwoIntListsSyntax, TransformAttr):
     """``#const.subview<[offsets...], [sizes...]>`` (spec §5.2.2.11 SubViewAttr(offset, shape))."""
 
     name = "const.subview"
@@ -421,20 +426,6 @@ class SubViewAttr(TransformAttr):
     @property
     def size_values(self) -> Shape:
         return _ints(self.sizes)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            offsets = _parse_int_list(parser)
-            parser.parse_punctuation(",")
-            sizes = _parse_int_list(parser)
-        return (_int_array(offsets), _int_array(sizes))
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            _print_int_list(printer, self.offset_values)
-            printer.print_string(", ")
-            _print_int_list(printer, self.size_values)
 
     def infer_type(self, input: TensorType) -> TensorType:
         old, offs, sizes = shape_of(input), self.offset_values, self.size_values
