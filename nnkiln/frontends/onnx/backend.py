@@ -19,12 +19,14 @@ def _bind_shapes(model: Any, inputs: Sequence[np.ndarray]) -> dict[str, list[int
 def import_model_proto(model: Any, inputs: Sequence[np.ndarray] | None = None,
                        constants: dict[str, np.ndarray] | None = None):  # noqa: ANN201
     """Import an in-memory ModelProto (shapes bound from ``inputs`` if given; ``constants`` fix input values)."""
+    from nnkiln.frontends.onnx.contrib_microsoft import expand_microsoft_quant_ops
     from nnkiln.frontends.onnx.importer import OnnxImporter
     from nnkiln.frontends.onnx.reader import OnnxModel, check_graph_structure
     from nnkiln.ir.verify import verify_module
 
     opset = max((int(i.version) for i in model.opset_import if i.domain in ("", "ai.onnx")), default=1)
     check_graph_structure(model.graph, "<model>")
+    model = expand_microsoft_quant_ops(model, "<model>", opset)
     shapes = _bind_shapes(model, inputs) if inputs is not None else None
     if shapes and constants:
         shapes = {k: v for k, v in shapes.items() if k not in constants}

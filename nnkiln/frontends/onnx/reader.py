@@ -63,7 +63,9 @@ def read_model(path: str) -> OnnxModel:
         if opset == 0:
             raise FrontendError("the model imports no version of the default ONNX domain", file=path)
     check_graph_structure(model.graph, path)
-    return OnnxModel(model, path, opset)
+    from nnkiln.frontends.onnx.contrib_microsoft import expand_microsoft_quant_ops
+
+    return OnnxModel(expand_microsoft_quant_ops(model, path, opset), path, opset)
 
 
 def check_graph_structure(graph, path: str, outer: set[str] | None = None) -> None:  # noqa: ANN001

@@ -33,11 +33,11 @@ from math import prod
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from nnkiln.dialects.tosa.base import from_attr, to_attr
+from nnkiln.dialects.tosa.base import from_attr, kind_of, to_attr
 from nnkiln.ir.elements import from_numpy, to_numpy
 
 ELEMENTWISE = frozenset({
@@ -118,6 +118,8 @@ def _sink_through(op: Operation) -> bool:
         return False
     p = perms.pop()
     rank = len(p)
+    if not _transposable(op.results[0].type):
+        return False  # e.g. a RESCALE to uint8: TRANSPOSE/RESHAPE have no uint8 type mode
     if any(not _is_transpose(v) and not (_is_const(v) and len(v.type.get_shape()) == rank) for v in op.operands):  # type: ignore[attr-defined]
         return False
     props = _remapped_props(op, p)
@@ -145,6 +147,14 @@ def _sink_through(op: Operation) -> bool:
     t = _make_transpose(new.results[0], p)
     Rewriter.replace_op(op, t)
     return True
+
+
+def _transposable(t: Attribute) -> bool:
+    """Whether TRANSPOSE (and so RESHAPE, which supports the same kinds) accepts tensors of type ``t``."""
+    from nnkiln.dialects.tosa.ops_data_layout import TransposeOp
+
+    kind = kind_of(t)
+    return any(mode.kinds[0] is kind for mode in TransposeOp.TYPE_MODES)
 
 
 def _before(op: Operation):  # noqa: ANN202

@@ -202,7 +202,6 @@ def _conv_relu_pool_gemm():
 
 
 def _conv_pool_matmul():
-    """QOperator-friendly (no Gemm/Add, which onnxruntime quantizes to com.microsoft ops)."""
     r = np.random.default_rng(1)
     inits = [nh.from_array((r.standard_normal((6, 3, 3, 3)) * 0.3).astype(np.float32), "w"),
              nh.from_array((r.standard_normal(6) * 0.1).astype(np.float32), "b"),
@@ -246,8 +245,6 @@ def _output_scale(q):
 @pytest.mark.parametrize("per_channel", [False, True])
 @pytest.mark.parametrize("act", ["u8", "s8"])
 def test_quantize_static_model_within_one_lsb(tmp_path, builder, fmt, per_channel, act):
-    if fmt == "QOperator" and builder is not _conv_pool_matmul:
-        pytest.skip("onnxruntime quantizes Gemm/Add to com.microsoft QGemm/QLinearAdd in QOperator format")
     model, shapes = builder()
     fpath, qpath = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
     onnx.save(model, fpath)

@@ -72,3 +72,14 @@ func.func @blocked(%x: tensor<1x2x3x4xf32>, %y: tensor<1x4x2x3xf32>) -> tensor<1
   %s = tosa.add %a, %y : (tensor<1x4x2x3xf32>, tensor<1x4x2x3xf32>) -> tensor<1x4x2x3xf32>
   func.return %s : tensor<1x4x2x3xf32>
 }
+
+// Not moved past a RESCALE to uint8: TRANSPOSE and RESHAPE have no uint8 type mode in TOSA 0.30, so
+// the transpose stays on the int8 side.
+// CHECK-LABEL: func.func @not_into_uint8
+// CHECK: %[[T:.*]] = tosa.transpose %x
+// CHECK-NEXT: tosa.rescale %[[T]] {{.*}} -> tensor<1x3x2xui8>
+func.func @not_into_uint8(%x: tensor<1x2x3xi8>) -> tensor<1x3x2xui8> {
+  %a = tosa.transpose %x {perms = array<i64: 0, 2, 1>} : (tensor<1x2x3xi8>) -> tensor<1x3x2xi8>
+  %r = tosa.rescale %a {input_zp = 0 : i64, output_zp = 128 : i64, multiplier = array<i64: 1073741824>, shift = array<i64: 30>, scale32 = true, double_round = false, per_channel = false} : (tensor<1x3x2xi8>) -> tensor<1x3x2xui8>
+  func.return %r : tensor<1x3x2xui8>
+}
