@@ -365,9 +365,26 @@ class OnnxImporter:
             arr = arr.astype(np.int32)
         elif arr.dtype == np.float64:
             arr = arr.astype(np.float32)
+        elif arr.dtype in (np.uint8, np.uint16):
+            v.ssa = self._unsigned_const(arr)
+            return v.ssa
         ttype = TensorType(element_type(kind_for_dtype(arr.dtype)), arr.shape)
         v.ssa = self.g.const(arr, ttype)
         return v.ssa
+
+    def _unsigned_const(self, arr: np.ndarray) -> SSAValue:
+        """TOSA 0.30 has no unsigned CONST: the values minus 2^(bits-1) as a signed constant, then a
+        RESCALE with that output zero point (exact; uint8/uint16 zero points are RESCALE's to give)."""
+        from nnkiln.dialects.tosa.ops_type_conversion import RescaleOp
+
+        assert self.g is not None
+        signed, off = (np.int8, 128) if arr.dtype == np.uint8 else (np.int16, 32768)
+        if arr.ndim == 0 or arr.ndim > 4:
+            raise self.g.error(f"a rank-{arr.ndim} {arr.dtype} constant is not supported (TOSA 0.30 makes unsigned "
+                               "tensors only with RESCALE, of rank 1 to 4)")
+        s = self.g.const((arr.astype(np.int32) - off).astype(signed))
+        return self.g.value(RescaleOp, [s], element_type(kind_for_dtype(arr.dtype)), input_zp=0, output_zp=off,
+                            multiplier=[1 << 30], shift=[30], scale32=True, double_round=False, per_channel=False)
 
     # -- inputs, attributes -------------------------------------------------------------------------
 

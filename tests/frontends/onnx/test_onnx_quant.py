@@ -173,6 +173,113 @@ def test_qlinear_matmul_matches_onnxruntime():
     assert np.abs(ours.astype(int) - ref.astype(int)).max() <= 1
 
 
+def _dql_then_dequantize(shape):
+    """DynamicQuantizeLinear on a run-time input, its three outputs observed through DequantizeLinear
+    (y, scale and zero point together) and as y itself cast to float."""
+    return _model([oh.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"]),
+                   oh.make_node("DequantizeLinear", ["y", "s", "z"], ["d"]),
+                   oh.make_node("Cast", ["y"], ["yf"], to=TP.FLOAT)],
+                  [oh.make_tensor_value_info("x", TP.FLOAT, shape)],
+                  [oh.make_tensor_value_info("d", TP.FLOAT, shape), oh.make_tensor_value_info("yf", TP.FLOAT, shape)],
+                  opset=13)
+
+
+@pytest.mark.parametrize("case", ["mixed", "positive", "negative", "ties"])
+def test_dynamic_quantize_linear_runtime_input_matches_onnxruntime(case):
+    """Computed in the graph (REDUCE_MIN/MAX, float arithmetic); at most 1 LSB from onnxruntime (TOSA has
+    no float division: x · RECIPROCAL(scale))."""
+    rng = np.random.default_rng(11)
+    x = {"mixed": rng.standard_normal((3, 17)) * 4, "positive": rng.uniform(0.5, 3, (3, 17)),
+         "negative": -rng.uniform(0.5, 3, (3, 17)),
+         "ties": np.tile(np.arange(-5.0, 12.0) * (17 / 255), (3, 1))}[case].astype(np.float32)
+    m = _dql_then_dequantize([3, 17])
+    (d, yf), text = _ours(m, {"x": x})
+    ed, eyf = _ort(m, {"x": x})
+    assert "tosa.reduce_min" in text and "tosa.reduce_max" in text
+    assert np.abs(yf - eyf).max() <= 1.0
+    # d = (y - zp) * scale agrees within one step of the scale computed from the range
+    scale = (max(0.0, float(x.max())) - min(0.0, float(x.min()))) / 255
+    assert np.abs(d - ed).max() <= scale * (1 + 1e-5)
+
+
+def test_dynamic_quantize_linear_all_zero_input():
+    m = _dql_then_dequantize([4])
+    (d, yf), _ = _ours(m, {"x": np.zeros(4, np.float32)})
+    assert yf.tolist() == [0.0] * 4 and d.tolist() == [0.0] * 4
+
+
+def test_dynamic_quantize_linear_zero_point_as_graph_output_is_refused():
+    m = _model([oh.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], name="dql")],
+               [oh.make_tensor_value_info("x", TP.FLOAT, [4])],
+               [oh.make_tensor_value_info("z", TP.UINT8, [])], opset=13)
+    with pytest.raises(FrontendError, match="dql.*y_zero_point as a graph output"):
+        _ours(m, {"x": np.ones(4, np.float32)})
+
+
+def test_quantize_dynamic_model_matches_onnxruntime(tmp_path):
+    """onnxruntime.quantization.quantize_dynamic (DynamicQuantizeLinear → MatMulInteger → scale Mul):
+    the same result as onnxruntime up to the quantization steps that float rounding may flip. With 7-bit
+    weights (``reduce_range``), for the reason in the module docstring (onnxruntime's saturating u8s8 pairs)."""
+    from onnxruntime.quantization import quantize_dynamic
+
+    model, shapes = _matmul_add()
+    fpath, qpath = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    onnx.save(model, fpath)
+    quantize_dynamic(fpath, qpath, weight_type=QuantType.QInt8, reduce_range=True)
+    q = onnx.load(qpath)
+    assert any(n.op_type == "MatMulInteger" for n in q.graph.node)
+    rng = np.random.default_rng(5)
+    feeds = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+    (ours,), text = _ours(q, feeds)
+    ref = ort.InferenceSession(qpath).run(None, feeds)[0]
+    x = feeds["x"]
+    a_step = (max(0.0, float(x.max())) - min(0.0, float(x.min()))) / 255
+    w = nh.to_array(next(t for t in model.graph.initializer if t.name == "w"))
+    # one flipped activation step moves an output by at most a_step · max|w|; allow two flips
+    assert np.abs(ours - ref).max() <= 2 * a_step * float(np.abs(w).max()) + 1e-5
+    assert any("tosa.matmul" in ln and "xi16" in ln for ln in text.splitlines())
+
+
+def test_quantize_dynamic_full_range_weights_match_the_operator_formulas(tmp_path):
+    """With full-range int8 weights onnxruntime's x86 kernel saturates (0.12 off on this model, measured);
+    ours equals the operators' definitions evaluated in numpy (exact integer accumulation)."""
+    from onnxruntime.quantization import quantize_dynamic
+
+    model, shapes = _matmul_add()
+    fpath, qpath = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    onnx.save(model, fpath)
+    quantize_dynamic(fpath, qpath, weight_type=QuantType.QInt8)
+    q = onnx.load(qpath)
+    inits = {t.name: nh.to_array(t) for t in q.graph.initializer}
+    (wq,) = [v for v in inits.values() if v.dtype == np.int8 and v.ndim == 2]
+    (w_scale,) = [v for k, v in inits.items() if v.dtype == np.float32 and v.size == 1 and "scale" in k]
+    rng = np.random.default_rng(5)
+    feeds = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+    (ours,), _ = _ours(q, feeds)
+    x = feeds["x"]
+    scale = np.float32((max(0.0, x.max()) - min(0.0, x.min())) / np.float32(255))
+    zp = np.clip(np.rint(-min(0.0, x.min()) / scale), 0, 255)
+    xq = np.clip(np.rint(x / scale) + zp, 0, 255)
+    acc = (xq - zp).astype(np.int64) @ wq.astype(np.int64)
+    c = nh.to_array(next(t for t in model.graph.initializer if t.name == "c"))
+    exact = np.maximum(acc * np.float64(scale) * np.float64(w_scale) + c + feeds["x2"], 0)
+    np.testing.assert_allclose(ours, exact, rtol=1e-5, atol=1e-6)
+
+
+def test_uint8_constant_table_under_gather():
+    """A uint8 constant (e.g. an embedding table quantized by quantize_dynamic) gathered at run time:
+    TOSA 0.30 has no uint8 CONST or GATHER, so it moves as int8 and is shifted back exactly."""
+    table = np.arange(0, 240, 10, dtype=np.uint8).reshape(6, 4)
+    m = _model([oh.make_node("Gather", ["t", "i"], ["g"]),
+                oh.make_node("DequantizeLinear", ["g", "s", "z"], ["y"])],
+               [oh.make_tensor_value_info("i", TP.INT64, [3])], [oh.make_tensor_value_info("y", TP.FLOAT, [3, 4])],
+               [nh.from_array(table, "t"), nh.from_array(np.array(0.5, np.float32), "s"),
+                nh.from_array(np.array(7, np.uint8), "z")], opset=13)
+    idx = np.array([5, 0, 2], np.int64)
+    (y,), _ = _ours(m, {"i": idx})
+    np.testing.assert_array_equal(y, (table[idx].astype(np.float32) - 7) * 0.5)
+
+
 # ------------------------------------------------------------------------------------------------
 # quantize_static models
 

@@ -70,7 +70,8 @@ def emit(ctx: NodeContext, cls: type, operands: Sequence[Any], kind: Kind, **att
 def const(ctx: NodeContext, arr: np.ndarray, kind: Kind) -> SSAValue:
     from xdsl.dialects.builtin import TensorType
 
-    a = np.ascontiguousarray(np.asarray(arr).astype(NP_DTYPES[kind]))
+    arr = np.asarray(arr)
+    a = np.ascontiguousarray(arr.astype(NP_DTYPES[kind])).reshape(arr.shape)  # (ascontiguousarray makes 0-d 1-d)
     return ctx.g.const(a, TensorType(element_type(kind), a.shape))
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
-from nnkiln.frontends.common.arith import shape_of
+from nnkiln.dialects.tosa.base import Kind
+from nnkiln.frontends.common.arith import kind_of_value, shape_of
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import lowering
 from nnkiln.frontends.onnx.lowerings._integers import rescale
@@ -192,12 +193,18 @@ def QuantizeLinear(ctx: NodeContext) -> Result:
 
 @lowering("DynamicQuantizeLinear")
 def DynamicQuantizeLinear(ctx: NodeContext) -> Result:
-    """DynamicQuantizeLinear (opset 11): uint8 quantization with a scale computed from the data's range.
-    The scale depends on the data, so only constant inputs are supported (folded at import)."""
+    """DynamicQuantizeLinear (opset 11): uint8 quantization with a scale computed from the data's range:
+    ``lo = min(0, min(x))``, ``hi = max(0, max(x))``, ``scale = (hi - lo) / 255``,
+    ``zp = saturate(round(-lo / scale))``, ``y = saturate(round(x / scale) + zp)`` (round half to even).
+    Constant inputs are folded at import. A run-time input is computed in the graph, since the values are
+    data-dependent but the shapes are not: REDUCE_MIN/MAX over the flattened tensor, then float
+    arithmetic; TOSA 0.30 has no float division, so ``/ 255`` and ``/ scale`` are multiplications by
+    RECIPROCAL (at most 1 ulp from the quotient, hence at most 1 LSB from onnxruntime at rounding ties).
+    An all-zero input gives scale 0, zero point 0 and y = 0 (the quotient is computed with scale 1).
+    The run-time zero point is a [1] tensor: TOSA 0.30 has no rank-0 uint8 tensor."""
     xv = ctx.input(0)
     if not xv.is_const:
-        raise ctx.error("a run-time input is not supported (the scale depends on the data; TOSA 0.30 "
-                        "quantization parameters are attributes)")
+        return _dynamic_quantize_runtime(ctx)
     x = np.asarray(xv.const).astype(np.float32)
     lo = min(0.0, float(x.min())) if x.size else 0.0
     hi = max(0.0, float(x.max())) if x.size else 0.0
@@ -210,6 +217,46 @@ def DynamicQuantizeLinear(ctx: NodeContext) -> Result:
         zp = np.uint8(zpf)
         y = np.clip(np.rint(x / scale) + zpf, 0, 255).astype(np.uint8)
     return [y, np.array(scale, np.float32), np.array(zp, np.uint8)]
+
+
+def _dynamic_quantize_runtime(ctx: NodeContext) -> Result:
+    from nnkiln.dialects.tosa.ops_comparison import EqualOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MaximumOp, MinimumOp, MulOp, SubOp
+    from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
+    from nnkiln.dialects.tosa.ops_elementwise_unary import NegateOp, ReciprocalOp
+    from nnkiln.dialects.tosa.ops_reduction import ReduceMaxOp, ReduceMinOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+    from nnkiln.frontends.common.broadcast import reshape
+    from nnkiln.frontends.onnx.lowerings._quant_common import clamp_i32, narrow_i32, scalar_const
+    from nnkiln.frontends.onnx.lowerings._quant_kernels import _dyn_round
+
+    x = ctx.tensor(0)
+    if kind_of_value(x) is not F32:
+        raise ctx.error(f"{kind_of_value(x).value} input is not supported (float32 only, as in the operator's schema)")
+    shape = shape_of(x)
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        raise ctx.error("an empty input is not supported (its range is undefined)")
+    rank = len(shape)
+    flat = reshape(ctx.g, x, [n])
+    zero = scalar_const(ctx, 0.0, F32, 1)
+    lo = emit(ctx, MinimumOp, [emit(ctx, ReduceMinOp, [flat], F32, axis=0), zero], F32)
+    hi = emit(ctx, MaximumOp, [emit(ctx, ReduceMaxOp, [flat], F32, axis=0), zero], F32)
+    scale = emit(ctx, MulOp, [emit(ctx, SubOp, [hi, lo], F32), scalar_const(ctx, np.float32(1 / 255), F32, 1)],
+                 F32, shift=0)
+    is_zero = emit(ctx, EqualOp, [scale, zero], Kind.BOOL)  # all-zero input
+    safe = emit(ctx, SelectOp, [is_zero, scalar_const(ctx, 1.0, F32, 1), scale], F32)
+    inv = emit(ctx, ReciprocalOp, [safe], F32)
+    zp_f = emit(ctx, MulOp, [emit(ctx, NegateOp, [lo], F32), inv], F32, shift=0)
+    zp_i32 = clamp_i32(ctx, emit(ctx, CastOp, [zp_f], I32), 0, 255)
+    inv_b = reshape(ctx.g, inv, [1] * rank)
+    zp_b = reshape(ctx.g, zp_i32, [1] * rank)
+    y = _dyn_round(ctx, emit(ctx, MulOp, [x, inv_b], F32, shift=0), zp_b, U8)
+    # TOSA 0.30 has no rank-0 uint8 tensor (RESCALE needs rank >= 1, RESHAPE has no unsigned mode): the
+    # zero point is a [1] tensor, which every zero-point input accepts; as a graph output it cannot be.
+    if len(ctx.node.output) > 2 and ctx.node.output[2] in ctx.importer.graph_outputs:
+        raise ctx.error("the zero point y_zero_point as a graph output is not supported (a rank-0 uint8 tensor)")
+    return [y, reshape(ctx.g, scale, []), narrow_i32(ctx, zp_i32, U8)]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -364,11 +364,17 @@ def _u8_via_i8(ctx: NodeContext) -> Sequence[Any] | None:
         return None
     idxs = [0] if ctx.op_type != "Concat" else list(range(len(ctx.inputs)))
     tvs = [ctx.inputs[i] for i in idxs]
-    if not all(tv is not None and not tv.is_const and tv.kind is U8 for tv in tvs):
+    if not all(tv is not None and tv.kind is U8 for tv in tvs):
         return None
+    if all(tv is None or tv.is_const for tv in ctx.inputs):
+        return None  # all constant: folded by the plain lowering
     inputs = list(ctx.inputs)
     for i in idxs:
-        inputs[i] = TensorValue.of(rescale(ctx, ctx.importer.materialize(inputs[i]), I8, input_zp=128))  # type: ignore[arg-type]
+        tv = inputs[i]
+        if tv.is_const:  # type: ignore[union-attr]  (e.g. a quantized embedding table under a Gather)
+            inputs[i] = TensorValue.constant((np.asarray(tv.const).astype(np.int16) - 128).astype(np.int8))  # type: ignore[union-attr]
+        else:
+            inputs[i] = TensorValue.of(rescale(ctx, ctx.importer.materialize(tv), I8, input_zp=128))  # type: ignore[arg-type]
     res = LOWERINGS[ctx.op_type](dataclasses.replace(ctx, inputs=inputs, used_attrs=set()))
     out = []
     for r in res:
