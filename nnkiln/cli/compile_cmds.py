@@ -169,6 +169,8 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("blob")
     p.add_argument("--input", action="append", default=[], help="name=file.npy, name=file.npz or file.npz")
     p.add_argument("--output", default=None, help="write outputs to .npz (or .npy for one output)")
+    p.add_argument("--random-inputs", action="store_true", help="random values for inputs not given")
+    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--print-values", action="store_true")
     p.add_argument("--stats", action="store_true", help="print the executable's stats")
     return p
@@ -179,7 +181,15 @@ def _run(args: argparse.Namespace) -> int:
     from nnkiln.runtime.io import load_inputs, report_outputs
 
     exe = load_blob(args.blob)
-    outputs = exe.run(load_inputs(args.input))
+    inputs = load_inputs(args.input)
+    if args.random_inputs:
+        import numpy as np
+
+        from nnkiln.runtime.io import random_array
+
+        rng = np.random.default_rng(args.seed)
+        inputs = {**{io.name: random_array(io.name, io.kind, io.shape, rng) for io in exe.blob.inputs}, **inputs}
+    outputs = exe.run(inputs)
     report_outputs(outputs, args.print_values, args.output)
     if args.stats:
         print(json.dumps(exe.stats, indent=1))

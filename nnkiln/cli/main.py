@@ -135,22 +135,14 @@ def random_inputs(module, seed: int = 0) -> dict:  # noqa: ANN001
     import numpy as np
 
     from nnkiln.dialects.tosa.base import kind_of
+    from nnkiln.kinds import Kind
     from nnkiln.reference.interpreter import entry_function, input_names
+    from nnkiln.runtime.io import random_array
 
     func = entry_function(module)
     rng = np.random.default_rng(seed)
-    out = {}
-    for name, arg in zip(input_names(func), func.args):
-        shape = tuple(arg.type.get_shape())
-        kind = kind_of(arg.type)
-        if kind is not None and kind.is_float:
-            out[name] = rng.standard_normal(shape).astype(np.float32)
-        elif kind is not None and kind.value == "bool":
-            out[name] = rng.integers(0, 2, shape).astype(np.bool_)
-        else:
-            lo, hi = kind.int_range if kind is not None else (-128, 127)
-            out[name] = rng.integers(max(lo, -128), min(hi, 127) + 1, shape)
-    return out
+    return {name: random_array(name, kind_of(arg.type) or Kind.I8, arg.type.get_shape(), rng)
+            for name, arg in zip(input_names(func), func.args)}
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -169,6 +161,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from nnkiln.cli.compile_cmds import run_main
 
         argv = [args.file, *[f"--input={i}" for i in args.input or []]]
+        if args.random_inputs:
+            argv += ["--random-inputs", f"--seed={args.seed}"]
         if args.output:
             argv.append(f"--output={args.output}")
         if args.print_values:

@@ -14,6 +14,29 @@ import ml_dtypes
 import numpy as np
 
 from nnkiln.errors import InputError
+from nnkiln.kinds import Kind
+
+MAX_RANDOM_INPUT_BYTES = 1 << 32
+"""``--random-inputs`` refuses to make a tensor larger than this (4 GiB): a clear error, not a MemoryError."""
+
+
+def random_array(name: str, kind: Kind, shape: Sequence[int], rng: np.random.Generator) -> np.ndarray:
+    """A deterministic random input: standard normal for floats, 0/1 for bool, integers in [-128, 127]
+    clipped to the kind's range otherwise (so integer and quantized models see plausible values)."""
+    from nnkiln.backend.blob_format import storage_dtype
+
+    shape = tuple(int(d) for d in shape)
+    dtype = np.float32 if kind.is_float else storage_dtype(kind)
+    nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
+    if nbytes > MAX_RANDOM_INPUT_BYTES:
+        raise InputError(f"input '{name}' of shape {list(shape)} would take {nbytes} bytes; random inputs are "
+                         f"limited to {MAX_RANDOM_INPUT_BYTES} bytes (give it with --input)")
+    if kind.is_float:
+        return rng.standard_normal(shape).astype(np.float32)
+    if kind is Kind.BOOL:
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    lo, hi = kind.int_range
+    return rng.integers(max(lo, -128), min(hi, 127) + 1, shape).astype(dtype)
 
 
 def _load(path: str):  # noqa: ANN202

@@ -56,3 +56,43 @@ def test_opt_unknown_pass_is_a_clear_error(tmp_path: Path):
     src.write_text(VALID)
     r = nnkiln("opt", str(src), "-p", "nonsense")
     assert r.returncode == 2 and "unknown pass" in r.stderr
+
+
+TINY = """
+func.func @main(%x: tensor<2x3xf32>, %k: tensor<2x3xi8>) -> (tensor<2x3xf32>, tensor<2x3xi8>) {
+  %y = tosa.abs %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %j = tosa.clamp %k {min_val = -5 : i64, max_val = 5 : i64} : (tensor<2x3xi8>) -> tensor<2x3xi8>
+  func.return %y, %j : tensor<2x3xf32>, tensor<2x3xi8>
+}
+"""
+
+
+def test_random_inputs_are_the_same_for_a_model_and_its_blob(tmp_path: Path):
+    import numpy as np
+
+    src, blob = tmp_path / "m.mlir", tmp_path / "m.kiln"
+    src.write_text(TINY)
+    assert nnkiln("compile", str(src), "-o", str(blob)).returncode == 0
+    outs = []
+    for f in (src, blob):
+        r = nnkiln("run", str(f), "--random-inputs", "--seed", "3", "-o", str(tmp_path / f"{f.suffix[1:]}.npz"))
+        assert r.returncode == 0, r.stderr
+        outs.append(np.load(tmp_path / f"{f.suffix[1:]}.npz"))
+    a, b = outs
+    assert sorted(a.files) == sorted(b.files) and len(a.files) == 2
+    for name in a.files:
+        np.testing.assert_array_equal(a[name], b[name])
+    # the float input is standard normal and the int8 one lies in [-128, 127]: the outputs show it
+    f32 = next(a[n] for n in a.files if a[n].dtype == np.float32)
+    i8 = next(a[n] for n in a.files if a[n].dtype == np.int8)
+    assert (f32 >= 0).all() and f32.max() > 0 and i8.min() >= -5 and i8.max() <= 5
+
+
+def test_random_inputs_refuse_absurd_sizes(tmp_path: Path):
+    src, blob = tmp_path / "big.mlir", tmp_path / "big.kiln"
+    src.write_text("func.func @main(%x: tensor<100000x100000x100000xf32>) -> tensor<100000x100000x100000xf32> {\n"
+                   "  func.return %x : tensor<100000x100000x100000xf32>\n}\n")
+    assert nnkiln("compile", str(src), "-o", str(blob)).returncode == 0
+    for f in (src, blob):
+        r = nnkiln("run", str(f), "--random-inputs")
+        assert r.returncode == 2 and "would take 4000000000000000 bytes" in r.stderr and "Traceback" not in r.stderr, r.stderr
