@@ -76,8 +76,16 @@ class Target:
         return tuple(e for e in self.executors if e.kind is ExecutorKind.COMPUTE)
 
 
-HOST_MEMORY = Memory("host", MemoryKind.DDR, size=1 << 40, alignment=64, bandwidth_gbps=20.0)
-"""The cpu target's only memory (size: a large limit, not a real capacity)."""
+def _physical_memory_bytes() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+HOST_MEMORY = Memory("host", MemoryKind.DDR, size=_physical_memory_bytes(), alignment=64, bandwidth_gbps=20.0)
+"""The cpu target's only memory: the physical RAM of the machine that compiles (1 TiB if unknown), so a
+plan that cannot fit is refused at compile time rather than at run time."""
 
 TARGET_NAMES = ("cpu",)
 

@@ -34,6 +34,7 @@ from xdsl.rewriter import Rewriter
 from nnkiln.analysis.liveness import Interval, align_up, buffer_intervals, lower_bound
 from nnkiln.dialects.async_ import ExecuteOp
 from nnkiln.dialects.buf import StaticAllocOp
+from nnkiln.errors import NnkilnError
 
 
 def place(intervals: list[Interval], alignment: int, key: Callable[[Interval], tuple]) -> int:
@@ -111,5 +112,8 @@ class StaticAllocation(ModulePass):
             for alloc in [o for o in block.ops if o.name == "buf.alloc"]:  # never used by a task
                 if not alloc.results[0].uses:
                     Rewriter.erase_op(alloc)
+        if arena > memory.size:
+            raise NnkilnError(f"the planned activations need {arena} bytes of memory '{memory.name}', but target "
+                              f"'{self.target}' has {memory.size} bytes (smaller inputs or batch, or a bigger device)")
         op.attributes["nnkiln.arena_bytes"] = IntegerAttr(arena, i64)
         op.attributes["nnkiln.arena_lower_bound_bytes"] = IntegerAttr(bound, i64)

@@ -160,3 +160,19 @@ def test_quantized_types_and_const_declare_through_the_levels() -> None:
     assert f'buf.kernel "tosa.clamp" ins(%x_1 : memref<1x4x{q}>) outs(%out0_1 : memref<1x4x{q}>)' in out
     assert out.count("buf.const") == 1 and "dense<[1, 2, 3, 4]> : tensor<4xi8>} : memref<4xi8>" in out
     assert out.count("buf.copy") == 2
+
+
+def test_plan_larger_than_the_target_memory_is_refused_at_compile_time() -> None:
+    """Activations that cannot fit the cpu target's memory (the machine's RAM) are a compile error naming
+    both sizes, not a failure when the blob is loaded."""
+    import nnkiln
+
+    big = get_target("cpu").default_memory.size // 4 + 1  # float32 elements: 4 bytes each
+    n = 1 << 20
+    rows = big // n + 1
+    text = (f"func.func @main(%x: tensor<{rows}x{n}xf32>) -> tensor<{rows}x{n}xf32> {{\n"
+            f"  %a = tosa.abs %x : (tensor<{rows}x{n}xf32>) -> tensor<{rows}x{n}xf32>\n"
+            f"  %b = tosa.reverse %a {{axis = 0 : i64}} : (tensor<{rows}x{n}xf32>) -> tensor<{rows}x{n}xf32>\n"
+            f"  func.return %b : tensor<{rows}x{n}xf32>\n}}\n")
+    with pytest.raises(NnkilnError, match=r"need \d+ bytes of memory 'host', but target 'cpu' has \d+ bytes"):
+        nnkiln.compile(parse_module(text))
