@@ -1,0 +1,88 @@
+"""Builds the torch models of this folder and exports them to ONNX; the inputs and torch's outputs are the
+oracle of ``tests/e2e/test_torch_exported_models.py``. Run in a venv with torch (not a project dependency):
+``python3 -m venv /tmp/vt && /tmp/vt/bin/pip install torch==2.13.0 onnx numpy && cd tests/data/torch_onnx &&
+/tmp/vt/bin/python generate.py``. Tiny random weights (seed 0); the legacy TorchScript exporter, opset 17.
+Architectural patterns covered: EfficientNet/MobileNetV3 (depthwise, SiLU, squeeze-excitation, hardswish,
+hardsigmoid), a GPT-2 block (embedding, causal mask with -inf, split heads, tanh-GELU), a ViT encoder
+(patch conv, class token, nn.TransformerEncoderLayer), a small U-Net (transposed conv, bilinear upsample,
+ELU, leaky ReLU, channel softmax) and LSTM + GRU.
+"""
+
+import torch, torch.nn as nn, torch.nn.functional as F, numpy as np, sys
+torch.manual_seed(0)
+
+class SE(nn.Module):
+    def __init__(s, c):
+        super().__init__(); s.fc1 = nn.Conv2d(c, c // 4, 1); s.fc2 = nn.Conv2d(c // 4, c, 1)
+    def forward(s, x):
+        w = F.adaptive_avg_pool2d(x, 1); w = torch.sigmoid(s.fc2(F.silu(s.fc1(w)))); return x * w
+
+class EffNetish(nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.SiLU())
+        s.dw = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1, groups=16), nn.BatchNorm2d(16), nn.SiLU(), SE(16))
+        s.pw = nn.Sequential(nn.Conv2d(16, 24, 1), nn.BatchNorm2d(24), nn.Hardswish())
+        s.head = nn.Linear(24, 10)
+    def forward(s, x):
+        x = s.pw(s.dw(s.stem(x))); x = F.hardsigmoid(x) * x
+        return s.head(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+class GPTBlock(nn.Module):
+    def __init__(s, d=32, h=4, t=16):
+        super().__init__(); s.h = h; s.ln1 = nn.LayerNorm(d); s.ln2 = nn.LayerNorm(d)
+        s.qkv = nn.Linear(d, 3 * d); s.proj = nn.Linear(d, d); s.fc = nn.Linear(d, 4 * d); s.out = nn.Linear(4 * d, d)
+        s.register_buffer("mask", torch.tril(torch.ones(t, t)).view(1, 1, t, t))
+        s.emb = nn.Embedding(50, d); s.pos = nn.Parameter(torch.randn(1, t, d) * 0.02)
+    def forward(s, ids):
+        x = s.emb(ids) + s.pos
+        B, T, C = x.shape
+        q, k, v = s.qkv(s.ln1(x)).split(C, dim=2)
+        q = q.view(B, T, s.h, C // s.h).transpose(1, 2); k = k.view(B, T, s.h, C // s.h).transpose(1, 2); v = v.view(B, T, s.h, C // s.h).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (C // s.h) ** 0.5)
+        att = att.masked_fill(s.mask[:, :, :T, :T] == 0, float("-inf"))
+        y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, T, C)
+        x = x + s.proj(y)
+        return x + s.out(F.gelu(s.fc(s.ln2(x)), approximate="tanh"))
+
+class ViTish(nn.Module):
+    def __init__(s):
+        super().__init__(); s.patch = nn.Conv2d(3, 32, 8, 8); s.cls = nn.Parameter(torch.randn(1, 1, 32))
+        s.enc = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True, dropout=0.0); s.head = nn.Linear(32, 5)
+    def forward(s, x):
+        x = s.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([s.cls.expand(x.shape[0], -1, -1), x], 1)
+        return s.head(s.enc(x)[:, 0])
+
+class UNetish(nn.Module):
+    def __init__(s):
+        super().__init__(); s.d1 = nn.Conv2d(3, 8, 3, padding=1); s.d2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        s.up = nn.ConvTranspose2d(16, 8, 2, stride=2); s.o = nn.Conv2d(16, 2, 1)
+    def forward(s, x):
+        a = F.leaky_relu(s.d1(x), 0.1); b = F.elu(s.d2(a))
+        u = s.up(b) + F.interpolate(b[:, :8], scale_factor=2, mode="bilinear", align_corners=False)
+        return torch.softmax(s.o(torch.cat([a, u], 1)), 1)
+
+class LSTMish(nn.Module):
+    def __init__(s):
+        super().__init__(); s.lstm = nn.LSTM(8, 16, batch_first=True); s.gru = nn.GRU(16, 8, batch_first=True)
+    def forward(s, x):
+        y, _ = s.lstm(x); z, _ = s.gru(y); return z.mean(1)
+
+models = {
+    "effnetish": (EffNetish(), (torch.randn(1, 3, 32, 32),)),
+    "gptblock": (GPTBlock(), (torch.randint(0, 50, (2, 16)),)),
+    "vitish": (ViTish(), (torch.randn(2, 3, 32, 32),)),
+    "unetish": (UNetish(), (torch.randn(1, 3, 16, 16),)),
+    "lstmish": (LSTMish(), (torch.randn(2, 5, 8),)),
+}
+for name, (m, args) in models.items():
+    m.eval()
+    with torch.no_grad():
+        y = m(*args)
+    try:
+        torch.onnx.export(m, args, f"{name}.onnx", dynamo=False, opset_version=17, input_names=["x"], output_names=["y"])
+    except Exception as e:
+        print(name, "export failed", type(e).__name__, str(e)[:200]); continue
+    np.save(f"{name}_x.npy", args[0].numpy()); np.save(f"{name}_y.npy", y.numpy())
+    print(name, "ok")
