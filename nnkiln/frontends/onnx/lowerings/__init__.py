@@ -53,6 +53,7 @@ _FAMILIES = (
     "shape_gather",
     "shape_generate",
     "shape_resize",
+    "grid_sample",
     "reduce",
     "quant_ops",
     "quant_qdq_fusion",
