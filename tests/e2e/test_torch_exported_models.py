@@ -1,5 +1,6 @@
-"""Models built in torch and exported to ONNX (``tests/data/torch_onnx/generate.py``), compiled and run;
-the oracle is torch's own output saved beside each model (and onnxruntime when installed)."""
+"""Models built in torch and exported to ONNX (``tests/data/torch_onnx/generate.py``) by both of torch's
+exporters (TorchScript, opset 17; and the default dynamo exporter, opset 20 with weights in external data
+files), compiled and run; the oracle is torch's own output saved beside each model (and onnxruntime)."""
 
 from __future__ import annotations
 
@@ -24,13 +25,15 @@ def test_all_fixtures_present():
     assert MODELS == ["effnetish", "gptblock", "lstmish", "unetish", "vitish"]
 
 
+@pytest.mark.parametrize("exporter", ["", "dynamo"])
 @pytest.mark.parametrize("name", MODELS)
-def test_compiled_model_matches_torch(name: str) -> None:
+def test_compiled_model_matches_torch(name: str, exporter: str) -> None:
     x = np.load(DATA / f"{name}_x.npy")
     want = np.load(DATA / f"{name}_y.npy")
-    module = nnkiln.load(str(DATA / f"{name}.onnx"))
+    path = DATA / exporter / f"{name}.onnx"
+    module = nnkiln.load(str(path))
     got = nnkiln.compile(module).run({"x": x})["y"]
     _close(got, want)
     _close(run(module, {"x": x})["y"], want)
     ort = pytest.importorskip("onnxruntime")
-    _close(got, ort.InferenceSession(str(DATA / f"{name}.onnx")).run(None, {"x": x})[0])
+    _close(got, ort.InferenceSession(str(path)).run(None, {"x": x})[0])

@@ -2,9 +2,10 @@
 
 Checks, before any lowering: the file exists and is below ``MAX_FILE_BYTES``; the protobuf parses;
 the model has a graph; tensors declare sane shapes (no negative dims, at most ``MAX_ELEMENTS``
-elements) and carry as many bytes as their shape needs; no external data (refused: the path could
-escape the model's folder); node inputs are defined before use (topological order; a cycle or a
-missing producer is reported with the node and value name).
+elements) and carry as many bytes as their shape needs; external data (as torch's exporter writes
+it) only from files inside the model's folder, of exactly the size the shape needs; node inputs are
+defined before use (topological order; a cycle or a missing producer is reported with the node and
+value name).
 """
 
 from __future__ import annotations
@@ -90,6 +91,54 @@ def check_graph_structure(graph, path: str, outer: set[str] | None = None) -> No
             raise FrontendError(f"graph output '{out.name}' is not produced by any node", file=path)
 
 
+def _with_external_data(tensor, path: str, where: str, count: int):  # noqa: ANN001, ANN202
+    """A copy of ``tensor`` with its external bytes read in (``location`` relative to the model's folder,
+    ``offset``, ``length``), after checking that the file lies inside that folder (no absolute path, no
+    ``..`` or symbolic link leading out) and holds exactly the bytes the shape needs."""
+    import onnx
+
+    info = {e.key: e.value for e in tensor.external_data}
+    location = info.get("location", "")
+
+    def fail(why: str) -> FrontendError:
+        return FrontendError(f"tensor '{tensor.name}': external data {location!r}: {why}", file=path, node=where)
+
+    if not os.path.isfile(path):
+        raise fail("a model with external data must be loaded from its file (the data lies beside it)")
+    if not location or os.path.isabs(location) or "\0" in location:
+        raise fail("the location must be a relative file name")
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    target = os.path.realpath(os.path.join(folder, location))
+    if os.path.commonpath([folder, target]) != folder:
+        raise fail("the location leads outside the model's folder")
+    try:
+        offset = int(info.get("offset", "0"))
+        length = int(info["length"]) if "length" in info else None
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except (ValueError, KeyError, TypeError):
+        raise fail("invalid offset, length or data type") from None
+    packed = tensor.data_type in (onnx.TensorProto.INT4, onnx.TensorProto.UINT4)
+    need = (count + 1) // 2 if packed else count * itemsize
+    if offset < 0 or (length is not None and length != need):
+        raise fail(f"offset {offset} / length {length} do not fit the {need} bytes its shape needs")
+    try:
+        with open(target, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            if offset + need > size:
+                raise fail(f"the file has {size} bytes; {need} are needed at offset {offset}")
+            f.seek(offset)
+            data = f.read(need)
+    except OSError as err:
+        raise fail(f"cannot read: {err.strerror}") from None
+    copy = onnx.TensorProto()
+    copy.CopyFrom(tensor)
+    del copy.external_data[:]
+    copy.data_location = onnx.TensorProto.DEFAULT
+    copy.raw_data = data
+    return copy
+
+
 def tensor_to_numpy(tensor, path: str, node: str = "") -> np.ndarray:  # noqa: ANN001
     """An initializer or Constant value as numpy, after checking its declared shape and byte size."""
     import onnx
@@ -103,7 +152,7 @@ def tensor_to_numpy(tensor, path: str, node: str = "") -> np.ndarray:  # noqa: A
     if count > MAX_ELEMENTS:
         raise FrontendError(f"tensor '{tensor.name}' declares {count} elements (limit {MAX_ELEMENTS})", file=path, node=where)
     if tensor.data_location == onnx.TensorProto.EXTERNAL:
-        raise FrontendError(f"tensor '{tensor.name}' uses external data, which is not supported", file=path, node=where)
+        tensor = _with_external_data(tensor, path, where, count)
     if tensor.HasField("raw_data"):
         try:
             itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize

@@ -2,7 +2,9 @@
 oracle of ``tests/e2e/test_torch_exported_models.py``. Run in a venv with torch (not a project dependency):
 ``python3 -m venv /tmp/vt && /tmp/vt/bin/pip install torch==2.13.0 onnx numpy && cd tests/data/torch_onnx &&
 /tmp/vt/bin/python generate.py``. Tiny random weights (seed 0); the legacy TorchScript exporter, opset 17.
-Architectural patterns covered: EfficientNet/MobileNetV3 (depthwise, SiLU, squeeze-excitation, hardswish,
+With ``--dynamo`` (needs ``pip install onnxscript`` too) the same models are exported by torch's default
+exporter into ``dynamo/`` (opset 20, LayerNormalization/Gelu ops, weights as external data files);
+inputs and outputs are the ones at the top level (same seed). Architectural patterns covered: EfficientNet/MobileNetV3 (depthwise, SiLU, squeeze-excitation, hardswish,
 hardsigmoid), a GPT-2 block (embedding, causal mask with -inf, split heads, tanh-GELU), a ViT encoder
 (patch conv, class token, nn.TransformerEncoderLayer), a small U-Net (transposed conv, bilinear upsample,
 ELU, leaky ReLU, channel softmax) and LSTM + GRU.
@@ -76,11 +78,15 @@ models = {
     "unetish": (UNetish(), (torch.randn(1, 3, 16, 16),)),
     "lstmish": (LSTMish(), (torch.randn(2, 5, 8),)),
 }
+dynamo = "--dynamo" in sys.argv
 for name, (m, args) in models.items():
     m.eval()
     with torch.no_grad():
         y = m(*args)
     try:
+        if dynamo:
+            torch.onnx.export(m, args, f"dynamo/{name}.onnx", input_names=["x"], output_names=["y"])
+            continue
         torch.onnx.export(m, args, f"{name}.onnx", dynamo=False, opset_version=17, input_names=["x"], output_names=["y"])
     except Exception as e:
         print(name, "export failed", type(e).__name__, str(e)[:200]); continue
