@@ -30,10 +30,10 @@ Conventions of this family:
 - Not supported (errors say "not supported"): the other float->float Casts (fp32 -> fp16/bf16 needs
   rounding at an exponent-dependent bit position, which TOSA 0.30 cannot express without one SELECT per
   exponent band; bf16 -> fp32 values exceed the int32 range of the integer split used for fp16), float Mod (a - b *
-  floor(a / b) is not exact with a reciprocal), Gelu with approximate="none" (needs erf, which no
-  finite composition of TOSA ops computes exactly), integer Pow, int32 base or exponent
+  floor(a / b) is not exact with a reciprocal), integer Pow, int32 base or exponent
   conversions that are not exact, uint32/uint64/double/string/float8/int4 tensors.
-  Sin/Cos/Tan/Erf/... have no lowering at all, so the importer's support check reports them.
+  Sin/Cos/Tan/... have no lowering at all, so the importer's support check reports them. Erf and
+  Gelu(approximate="none") are the documented exception: a measured float32 approximation (approx.py).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Activation ONNX ops: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, HardSigmoid, HardSwish,
-Softplus, Softsign, Mish, Gelu (tanh approximation).
+Softplus, Softsign, Mish, Gelu (tanh approximation exactly; approximate="none" through approx.py's erf).
 
 Activations composed of EXP/LOG/TANH are exact compositions of the ONNX formulas up to the rounding of
-each TOSA op (see ``_elementwise_common``). Gelu with approximate="none" is not supported (needs erf,
-which no finite composition of TOSA ops computes exactly).
+each TOSA op (see ``_elementwise_common``). Gelu with approximate="none" needs erf, which no finite
+composition of TOSA ops computes exactly: it uses the measured float32 approximation of ``approx.py``.
 """
 
 from __future__ import annotations
@@ -174,11 +174,16 @@ def Mish(ctx: NodeContext) -> Result:
 
 @lowering("Gelu")
 def Gelu(ctx: NodeContext) -> Result:
-    """Gelu: approximate="tanh": ``0.5 * x * (1 + TANH(sqrt(2/pi) * (x + 0.044715 * x^3)))``;
-    approximate="none" needs erf and is not supported."""
+    """Gelu: approximate="tanh": ``0.5 * x * (1 + TANH(sqrt(2/pi) * (x + 0.044715 * x^3)))`` (exact
+    composition); approximate="none": ``0.5 * x * (1 + erf(x / sqrt(2)))`` with the documented float32
+    erf approximation of ``approx.py`` (as the Erf op)."""
     approx = ctx.attr("approximate", "none")
+    if approx == "none":
+        from nnkiln.frontends.onnx.lowerings.approx import gelu_erf
+
+        return gelu_erf(ctx)
     if approx != "tanh":
-        raise ctx.error(f'approximate="{approx}" is not supported: erf has no exact composition of TOSA 0.30 ops')
+        raise ctx.error(f'approximate="{approx}" is not a Gelu mode ("none" or "tanh")')
     c = math.sqrt(2.0 / math.pi)
 
     def fold(x: np.ndarray) -> np.ndarray:
