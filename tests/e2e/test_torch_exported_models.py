@@ -22,7 +22,7 @@ def _close(got: np.ndarray, want: np.ndarray) -> None:
 
 
 def test_all_fixtures_present():
-    assert MODELS == ["effnetish", "gptblock", "lstmish", "unetish", "vitish"]
+    assert MODELS == ["audioish", "effnetish", "gptblock", "llamaish", "lstmish", "misc", "unetish", "vitish"]
 
 
 @pytest.mark.parametrize("exporter", ["", "dynamo"])

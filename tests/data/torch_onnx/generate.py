@@ -7,7 +7,10 @@ exporter into ``dynamo/`` (opset 20, LayerNormalization/Gelu ops, weights as ext
 inputs and outputs are the ones at the top level (same seed). Architectural patterns covered: EfficientNet/MobileNetV3 (depthwise, SiLU, squeeze-excitation, hardswish,
 hardsigmoid), a GPT-2 block (embedding, causal mask with -inf, split heads, tanh-GELU), a ViT encoder
 (patch conv, class token, nn.TransformerEncoderLayer), a small U-Net (transposed conv, bilinear upsample,
-ELU, leaky ReLU, channel softmax) and LSTM + GRU.
+ELU, leaky ReLU, channel softmax), LSTM + GRU, a LLaMA-like block (RMSNorm, rotary embedding,
+scaled_dot_product_attention with a causal mask, SwiGLU), a 1-D audio front end (Conv1d, GroupNorm, exact
+GELU, InstanceNorm, adaptive max pooling) and a mixed bag (pixel_shuffle, 3x3 adaptive average pooling,
+cumsum, topk, argmax, einsum, L2 normalize).
 """
 
 import torch, torch.nn as nn, torch.nn.functional as F, numpy as np, sys
@@ -78,6 +81,47 @@ models = {
     "unetish": (UNetish(), (torch.randn(1, 3, 16, 16),)),
     "lstmish": (LSTMish(), (torch.randn(2, 5, 8),)),
 }
+class Llamaish(nn.Module):
+    def __init__(s, d=32, h=4, t=8):
+        super().__init__(); s.h=h; s.wq=nn.Linear(d,d,bias=False); s.wk=nn.Linear(d,d,bias=False); s.wv=nn.Linear(d,d,bias=False); s.wo=nn.Linear(d,d,bias=False)
+        s.w1=nn.Linear(d,64,bias=False); s.w3=nn.Linear(d,64,bias=False); s.w2=nn.Linear(64,d,bias=False); s.g=nn.Parameter(torch.ones(d)); s.g2=nn.Parameter(torch.ones(d))
+        pos=torch.arange(t).float()[:,None]; inv=1.0/(10000**(torch.arange(0,d//h,2).float()/(d//h))); ang=pos*inv
+        s.register_buffer('cos', ang.cos()); s.register_buffer('sin', ang.sin())
+    def rms(s, x, g): return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * g
+    def rope(s, x):
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.stack([x1*s.cos - x2*s.sin, x1*s.sin + x2*s.cos], -1).flatten(-2)
+    def forward(s, x):
+        B,T,C=x.shape; hx=s.rms(x,s.g)
+        q=s.wq(hx).view(B,T,s.h,-1).transpose(1,2); k=s.wk(hx).view(B,T,s.h,-1).transpose(1,2); v=s.wv(hx).view(B,T,s.h,-1).transpose(1,2)
+        q,k=s.rope(q),s.rope(k)
+        y=F.scaled_dot_product_attention(q,k,v,is_causal=True).transpose(1,2).reshape(B,T,C)
+        x=x+s.wo(y); hx=s.rms(x,s.g2)
+        return x+s.w2(F.silu(s.w1(hx))*s.w3(hx))
+
+class Audioish(nn.Module):
+    def __init__(s):
+        super().__init__(); s.c1=nn.Conv1d(1,8,9,stride=4,padding=4); s.gn=nn.GroupNorm(2,8); s.c2=nn.Conv1d(8,16,5,padding=2,dilation=1); s.inorm=nn.InstanceNorm1d(16, affine=True)
+    def forward(s,x):
+        x=F.gelu(s.gn(s.c1(x))); x=s.inorm(s.c2(x)); return F.adaptive_max_pool1d(x, 1).squeeze(-1)
+
+class Misc(nn.Module):
+    def __init__(s):
+        super().__init__(); s.c=nn.Conv2d(4,16,3,padding=1)
+    def forward(s,x):
+        y=F.pixel_shuffle(s.c(x),2)                # [1,4,2H,2W]
+        y=F.adaptive_avg_pool2d(y,(3,3))
+        z=torch.cumsum(y,dim=-1)
+        t=torch.topk(z.flatten(1),5).values
+        a=torch.argmax(y.flatten(1),dim=1,keepdim=True).float()
+        e=torch.einsum('bij,bjk->bik', y.flatten(2)[:, :, :3], y.flatten(2)[:, :3, :])
+        return torch.cat([t, a, e.flatten(1)[:, :4], F.normalize(y.flatten(1), dim=1)[:, :3]], 1)
+
+models.update({
+    "llamaish": (Llamaish(), (torch.randn(2, 8, 32),)),
+    "audioish": (Audioish(), (torch.randn(2, 1, 64),)),
+    "misc": (Misc(), (torch.randn(1, 4, 6, 6),)),
+})
 dynamo = "--dynamo" in sys.argv
 for name, (m, args) in models.items():
     m.eval()
