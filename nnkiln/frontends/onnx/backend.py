@@ -35,8 +35,10 @@ def import_model_proto(model: Any, inputs: Sequence[np.ndarray] | None = None,
     return module
 
 
-def run_model(model: Any, inputs: Sequence[np.ndarray], specialize: bool = True) -> list[np.ndarray]:
-    """Import and run; outputs in the graph's output order.
+def run_model(model: Any, inputs: Sequence[np.ndarray], specialize: bool = True,
+              compiled: bool = False) -> list[np.ndarray]:
+    """Import and run (with the reference interpreter, or ``compiled`` with ``nnkiln.compile`` for the cpu
+    target); outputs in the graph's output order.
 
     With ``specialize``, a model that cannot be imported because a graph input must be known at import
     (a shape, axes or scale input: TOSA 0.30 shapes and quantization parameters are static) is
@@ -59,7 +61,13 @@ def run_model(model: Any, inputs: Sequence[np.ndarray], specialize: bool = True)
                 raise
             fixed[name] = given[name]  # a graph input that must be known at import: fix its value
     wanted = set(input_names(entry_function(module)))  # zero-size inputs were folded at import
-    outs = run(module, {n: np.asarray(x) for n, x in zip(names, inputs) if n in wanted})
+    feeds = {n: np.asarray(x) for n, x in zip(names, inputs) if n in wanted}
+    if compiled:
+        from nnkiln.compiler import compile as compile_module
+
+        outs = compile_module(module).run(feeds)
+    else:
+        outs = run(module, feeds)
     return [outs[o.name] for o in model.graph.output]
 
 

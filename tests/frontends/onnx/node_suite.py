@@ -47,7 +47,7 @@ def _arrays(values):  # noqa: ANN001, ANN202
     return out
 
 
-def run_case(case) -> CaseResult:  # noqa: ANN001
+def run_case(case, compiled: bool = False) -> CaseResult:  # noqa: ANN001
     from nnkiln.frontends.onnx.backend import run_model
     from nnkiln.ir.errors import FrontendError, NnkilnError
 
@@ -59,12 +59,12 @@ def run_case(case) -> CaseResult:  # noqa: ANN001
             if any(not isinstance(x, np.ndarray) for x in ins):
                 return CaseResult(case.name, op_type, "unsupported", "non-tensor inputs (sequence/optional)")
             try:
-                got = run_model(case.model, ins, specialize=False)
+                got = run_model(case.model, ins, specialize=False, compiled=compiled)
             except FrontendError as err:
                 if "must be a constant" not in str(err):
                     raise
                 specialised = True
-                got = run_model(case.model, ins, specialize=True)
+                got = run_model(case.model, ins, specialize=True, compiled=compiled)
             for i, (g, e) in enumerate(zip(got, _arrays(expected))):
                 e = np.asarray(e)
                 g = np.asarray(g)
@@ -151,8 +151,9 @@ def write_expectations(results: list[CaseResult]) -> None:
 
 def main(argv: list[str]) -> int:
     write = "--write-expectations" in argv
-    argv = [a for a in argv if a != "--write-expectations"]
-    results = [run_case(c) for c in load_cases(argv[0] if argv else "")]
+    compiled = "--compiled" in argv
+    argv = [a for a in argv if a not in ("--write-expectations", "--compiled")]
+    results = [run_case(c, compiled) for c in load_cases(argv[0] if argv else "")]
     for r in results:
         if r.status != "passed":
             print(f"{r.status:<12} {r.name}: {r.reason}")

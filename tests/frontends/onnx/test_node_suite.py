@@ -44,3 +44,30 @@ def test_node_case(name: str) -> None:
             f"{name}: listed as {listed_status}, got {result.status}: {result.reason}")
     else:
         assert result.status == "passed", f"{name}: {result.status}: {result.reason}"
+
+
+COMPILED_ONLY = {
+    "test_if": "control flow (tosa.cond_if with a run-time condition) is not in the compiled pipeline yet; "
+               "the reference interpreter runs it",
+}
+"""Cases that pass with the reference interpreter but not compiled, and why."""
+
+
+def _passing_names() -> list[str]:
+    try:
+        expected = read_expectations()
+        return [n for n in _names() if n not in expected]
+    except Exception:
+        return []
+
+
+@pytest.mark.parametrize("name", _passing_names())
+def test_node_case_compiled(name: str) -> None:
+    """The same case compiled for the cpu target (passes, buffers, blob, runtime kernels) and run: the
+    runtime's fast kernels must meet the same tolerances as the reference interpreter."""
+    result = run_case(_cases()[name], compiled=True)
+    if name in COMPILED_ONLY:
+        assert result.status != "passed", f"{name} now passes compiled: remove it from COMPILED_ONLY"
+        assert "not supported by the compiler" in result.reason, result.reason
+    else:
+        assert result.status == "passed", f"{name} (compiled): {result.status}: {result.reason}"
