@@ -54,8 +54,8 @@ def _load_pb(path: Path) -> np.ndarray:
     return numpy_helper.to_array(t)
 
 
-def run(case: ModelCase) -> tuple[str, str]:
-    """(status, reason): status is passed, failed or unsupported."""
+def run(case: ModelCase, compiled: bool = False) -> tuple[str, str]:
+    """(status, reason): status is passed, failed or unsupported; ``compiled``: through ``nnkiln.compile``."""
     import onnx
 
     from nnkiln.frontends.onnx.backend import run_model
@@ -78,7 +78,7 @@ def run(case: ModelCase) -> tuple[str, str]:
         datasets.append((ins, outs))
     try:
         for ins, outs in datasets:
-            got = run_model(model, ins)
+            got = run_model(model, ins, compiled=compiled)
             for i, (g, e) in enumerate(zip(got, outs)):
                 if g.shape != e.shape:
                     return "failed", f"output {i}: shape {g.shape} != {e.shape}"
@@ -97,9 +97,10 @@ def run(case: ModelCase) -> tuple[str, str]:
 
 
 def main() -> int:
+    compiled = "--compiled" in sys.argv
     counts = {"passed": 0, "failed": 0, "unsupported": 0}
     for case in list_cases():
-        status, reason = run(case)
+        status, reason = run(case, compiled)
         counts[status] += 1
         if status != "passed":
             print(f"{status:<12} {case.name}: {reason}")

@@ -58,3 +58,13 @@ def test_model(name: str) -> None:
         assert status in ("passed", "failed") and "crash" not in reason, reason
     else:
         assert status == "passed", f"{name}: {status}: {reason}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in _CASES if n not in CANNOT_PASS))
+def test_model_compiled(name: str) -> None:
+    """The same models compiled for the cpu target and run by the runtime."""
+    status, reason = run(_CASES[name], compiled=True)
+    if name in ILL_CONDITIONED:
+        assert status in ("passed", "failed") and "crash" not in reason, reason
+    else:
+        assert status == "passed", f"{name} (compiled): {status}: {reason}"
