@@ -31,7 +31,6 @@ from nnkiln.frontends.onnx.lowerings._shape_common import gather_flat
 from nnkiln.frontends.onnx.lowerings.composite import (
     FLOAT_KINDS,
     Result,
-    _dft_matrix,
     add,
     bmm,
     cast,
@@ -57,6 +56,7 @@ from nnkiln.frontends.onnx.lowerings.composite import (
     unary,
     val,
 )
+from nnkiln.frontends.onnx.lowerings.composite_signal import _dft_matrix
 
 _SENTINEL_INT = {Kind.I8: -(2**7), Kind.I16: -(2**15), Kind.I32: -(2**31)}
 
