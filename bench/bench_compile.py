@@ -18,6 +18,11 @@ ort| / max |ort| on the outputs of the same input.
 
     .venv/bin/python bench/bench_compile.py [--models resnet18,mobilenetv2,bert_tiny,bert_base]
         [--batches 1,8] [--threads 1,2] [--min-seconds 1.0] [--out bench/RESULTS.md]
+        [--source torch|onnx-helper]
+
+``--source torch`` builds the same four models in torch (``bench/torch_models.py``: seeded random weights,
+exported with ``torch.onnx.export(..., dynamo=False, opset_version=17)``); it is the default when torch is
+importable, ``onnx-helper`` (below) otherwise.
 
 Needs ``onnx`` and ``onnxruntime``. The machine is shared: treat differences under ~10 % as noise.
 """
@@ -305,6 +310,12 @@ def _fmt(v: float | None, spec: str) -> str:
     return format(v, spec) if v is not None else "–"
 
 
+def _default_source() -> str:
+    import importlib.util
+
+    return "torch" if importlib.util.find_spec("torch") is not None else "onnx-helper"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default=",".join(MODELS))
@@ -312,6 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", default="1,2")
     p.add_argument("--min-seconds", type=float, default=1.0)
     p.add_argument("--out", default="", help="write the table (markdown) to this file")
+    p.add_argument("--source", choices=("torch", "onnx-helper"), default=_default_source(),
+                   help="build the models in torch and export them (bench/torch_models.py; the default when "
+                        "torch is importable) or write them with onnx.helper (the default otherwise)")
     p.add_argument("--child", nargs=3, metavar=("MODE", "WORKDIR", "THREADS"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -324,10 +338,16 @@ def main(argv: list[str] | None = None) -> int:
               "peak MB ort / nnkiln runtime (ratio) | nnkiln compile peak MB | arena MB (lower bound) | max rel diff |")
     rows = [header, "|" + "---|" * 9]
     print(header, flush=True)
+    models = MODELS
+    if args.source == "torch":
+        import torch_models  # bench/ is on sys.path when this file runs as a script
+
+        models = torch_models.MODELS
+    print(f"models built by: {args.source}", flush=True)
     for model in args.models.split(","):
         for batch in (int(b) for b in args.batches.split(",")):
             with tempfile.TemporaryDirectory() as wd:
-                m, feed = MODELS[model](batch)
+                m, feed = models[model](batch)
                 onnx.save(m, os.path.join(wd, "m.onnx"))
                 np.savez(os.path.join(wd, "feed.npz"), **feed)
                 del m
