@@ -158,11 +158,13 @@ def wrap_function(func: FuncOp, executor: str, instances: int) -> None:
     assert isinstance(ret, ReturnOp)
     tokens: dict[int, SSAValue] = {}
     consumed: set[int] = set()
+    position = {}  # task -> its first position in the schedule
+    for k, (o, _) in enumerate(order):
+        position.setdefault(o, k)
     for i, inst in order:
         op = tasks[i].op
         op.detach()
-        ex = ExecuteOp([tokens[d] for d in sorted(tasks[i].deps, key=lambda d: [o for o, _ in order].index(d))],
-                       executor, inst)
+        ex = ExecuteOp([tokens[d] for d in sorted(tasks[i].deps, key=position.__getitem__)], executor, inst)
         body = ex.body.block
         cache: dict[SSAValue, SSAValue] = {}
         op.operands = [_clone_views(v, body, cache) for v in op.operands]

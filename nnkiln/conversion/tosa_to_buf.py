@@ -42,9 +42,19 @@ class UnsupportedOpError(NotExecutableError):
     """A valid tosa op the compiler pipeline cannot lower yet (the reference interpreter can run it)."""
 
 
+_MEMREFS: dict[Attribute, MemRefType] = {}
+
+
 def memref_of(t: Attribute) -> MemRefType:
-    assert isinstance(t, TensorType), t
-    return MemRefType(t.element_type, tuple(t.get_shape()))
+    """The memref type of tensor type ``t`` (memoized: building an xDSL type is slow, types are values)."""
+    m = _MEMREFS.get(t)
+    if m is None:
+        assert isinstance(t, TensorType), t
+        m = MemRefType(t.element_type, t.shape)
+        if len(_MEMREFS) >= 4096:
+            _MEMREFS.clear()
+        _MEMREFS[t] = m
+    return m
 
 
 def kernel_attrs(op: Operation) -> DictionaryAttr:

@@ -69,13 +69,31 @@ def from_numpy(array: np.ndarray, tensor_type: TensorType | None = None) -> Dens
         tensor_type = TensorType(element_type_of(array.dtype), array.shape)
     dtype = dtype_of(tensor_type.element_type)
     shape = tuple(tensor_type.get_shape())
-    data = np.ascontiguousarray(array, dtype=dtype)
+    data = np.asarray(array, dtype=dtype)
     if data.shape != shape:
         if data.size == 1:
             data = np.broadcast_to(data.reshape(()), shape)
         else:
             raise InputError(f"constant of shape {data.shape} does not fit {tensor_type}")
-    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(np.ascontiguousarray(data).tobytes()))
+    raw = _backing_bytes(data)
+    if raw is None:
+        raw = data.tobytes()  # one copy, in C order whatever the array's strides
+    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(raw))
+
+
+def _backing_bytes(data: np.ndarray) -> bytes | None:
+    """The ``bytes`` object ``data`` is a C-contiguous view of, byte for byte (then no copy is needed:
+    e.g. an ONNX initializer's raw data), else ``None``."""
+    if not data.flags.c_contiguous or data.dtype.byteorder == ">":
+        return None
+    base = data.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if type(base) is not bytes or len(base) != data.nbytes or not data.nbytes:
+        return None
+    if np.frombuffer(base, dtype=np.uint8).__array_interface__["data"][0] != data.__array_interface__["data"][0]:
+        return None
+    return base
 
 
 def to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:

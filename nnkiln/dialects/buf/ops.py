@@ -24,7 +24,7 @@ Values are builtin ``memref`` types (row-major, contiguous, element types as in 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -78,6 +78,9 @@ def _fail(op: Operation, message: str, rule: str) -> None:
 
 class BufOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
+    # verify_ reads only operand/result types and properties (nnkiln.ir.verify may skip re-verifying
+    # an unchanged signature); a subclass that looks further must set False.
+    VERIFY_IS_LOCAL: ClassVar[bool] = True
 
 
 @irdl_op_definition

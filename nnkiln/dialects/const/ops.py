@@ -18,7 +18,7 @@ transformation with ``append_transformation`` instead of materialising the data.
 
 from __future__ import annotations
 
-from typing import Self
+from typing import ClassVar, Self
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -44,6 +44,8 @@ class DeclareOp(IRDLOperation, HasFolderInterface):
     output = result_def(TensorType)
 
     traits = traits_def(Pure(), ConstantLike())
+    # verify_ reads only the result type and the content property (see nnkiln.ir.verify)
+    VERIFY_IS_LOCAL: ClassVar[bool] = True
 
     def __init__(self, content: ContentAttr, result_type: TensorType | None = None):
         """Declare ``content``; the result type defaults to the content's final type."""

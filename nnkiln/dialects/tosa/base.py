@@ -141,6 +141,28 @@ def to_attr(value: Any) -> Attribute:
     """
     if isinstance(value, Attribute):
         return value
+    # Attributes are immutable values, so equal Python values can share one (building one is slow).
+    # Only exact ints, bools, strings, enums and int lists are cached (floats are not: 0.0 == -0.0).
+    t = type(value)
+    if t is int or t is bool or t is str or isinstance(value, Enum):
+        key: Any = (t, value)
+    elif (t is tuple or t is list) and all(type(v) is int for v in value):
+        key = (tuple, tuple(value))
+    else:
+        return _to_attr(value)
+    cached = _ATTR_CACHE.get(key)
+    if cached is None:
+        cached = _to_attr(value)
+        if len(_ATTR_CACHE) >= 4096:
+            _ATTR_CACHE.clear()
+        _ATTR_CACHE[key] = cached
+    return cached
+
+
+_ATTR_CACHE: dict[Any, Attribute] = {}
+
+
+def _to_attr(value: Any) -> Attribute:
     if isinstance(value, bool):
         return BoolAttr.from_bool(value)
     if isinstance(value, int):
@@ -240,6 +262,9 @@ class TosaOp(IRDLOperation):
 
     TYPE_SLOTS: ClassVar[tuple[str, ...]] = ()
     TYPE_MODES: ClassVar[tuple[TypeMode, ...]] = ()
+    # verify_ reads only operand/result types and properties (see nnkiln.ir.verify: the verifier may
+    # then skip re-verifying an unchanged signature); a subclass that looks further must set False.
+    VERIFY_IS_LOCAL: ClassVar[bool] = True
 
     traits = traits_def()
     irdl_options = (ParsePropInAttrDict(),)

@@ -34,6 +34,15 @@ from nnkiln.ir.errors import FrontendError, VerifyError
 NAME_ATTR = "nnkiln.name"
 
 
+def _sample(raw: bytes) -> bytes:
+    """A few kilobytes that stand for ``raw`` in a hash key: all of it if small, else its length,
+    both ends and an evenly strided sample."""
+    n = len(raw)
+    if n <= 4096:
+        return raw
+    return n.to_bytes(8, "little") + raw[:1024] + raw[-1024:] + bytes(memoryview(raw)[:: n // 1024])
+
+
 class GraphBuilder:
     """Accumulates ops of one function; ``finish`` returns the module."""
 
@@ -46,7 +55,7 @@ class GraphBuilder:
             if name.isidentifier():
                 arg.name_hint = name
         self.builder = Builder(InsertPoint.at_end(self.block))
-        self._consts: dict[tuple[bytes, str], SSAValue] = {}
+        self._consts: dict[tuple[Attribute, bytes], list[tuple[bytes, SSAValue]]] = {}
 
     # -- context ----------------------------------------------------------------------------------
 
@@ -86,13 +95,17 @@ class GraphBuilder:
         from nnkiln.dialects.tosa.ops_data_nodes import ConstOp
 
         attr = from_numpy(np.asarray(array), tensor_type)
-        key = (attr.data.data, str(attr.type))
-        if key in self._consts:
-            return self._consts[key]
+        raw = attr.data.data
+        # Deduplicate without hashing every weight byte: bucket by type and a sample of the bytes,
+        # then compare the bytes in full within the bucket.
+        bucket = self._consts.setdefault((attr.type, _sample(raw)), [])
+        for other, value in bucket:
+            if other is raw or other == raw:
+                return value
         op = ConstOp.create(properties={"values": attr}, result_types=[attr.type])
         op.location = source_loc(self.file, self.node)
         self.builder.insert(op)
-        self._consts[key] = op.results[0]
+        bucket.append((raw, op.results[0]))
         return op.results[0]
 
     # -- nested regions ---------------------------------------------------------------------------

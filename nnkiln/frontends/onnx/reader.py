@@ -91,6 +91,14 @@ def check_graph_structure(graph, path: str, outer: set[str] | None = None) -> No
             raise FrontendError(f"graph output '{out.name}' is not produced by any node", file=path)
 
 
+_PLAIN_DTYPES: dict[int, np.dtype] = {
+    code: np.dtype(name).newbyteorder("<") for code, name in (
+        (1, "float32"), (2, "uint8"), (3, "int8"), (4, "uint16"), (5, "int16"), (6, "int32"), (7, "int64"),
+        (9, "bool"), (10, "float16"), (11, "float64"), (12, "uint32"), (13, "uint64"))
+}
+"""ONNX element types whose raw_data is the numpy array's bytes (TensorProto codes)."""
+
+
 def _with_external_data(tensor, path: str, where: str, count: int):  # noqa: ANN001, ANN202
     """A copy of ``tensor`` with its external bytes read in (``location`` relative to the model's folder,
     ``offset``, ``length``), after checking that the file lies inside that folder (no absolute path, no
@@ -160,11 +168,15 @@ def tensor_to_numpy(tensor, path: str, node: str = "") -> np.ndarray:  # noqa: A
             raise FrontendError(f"tensor '{tensor.name}' has unknown data type {tensor.data_type}", file=path, node=where) from None
         packed = tensor.data_type in (onnx.TensorProto.INT4, onnx.TensorProto.UINT4)
         need = (count + 1) // 2 if packed else count * itemsize
-        if len(tensor.raw_data) != need:
+        raw = tensor.raw_data  # protobuf copies the bytes on every read: read them once
+        if len(raw) != need:
             raise FrontendError(
-                f"tensor '{tensor.name}' holds {len(tensor.raw_data)} bytes but its shape {dims} needs {need}",
+                f"tensor '{tensor.name}' holds {len(raw)} bytes but its shape {dims} needs {need}",
                 file=path, node=where,
             )
+        plain = _PLAIN_DTYPES.get(tensor.data_type)
+        if plain is not None:  # little-endian bytes as they are (read-only, no further copy)
+            return np.frombuffer(raw, dtype=plain).reshape(dims)
     try:
         arr = numpy_helper.to_array(tensor)
     except Exception as err:  # onnx raises a variety of types for malformed tensors

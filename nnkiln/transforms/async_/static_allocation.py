@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
@@ -39,10 +40,16 @@ from nnkiln.errors import NnkilnError
 
 def place(intervals: list[Interval], alignment: int, key: Callable[[Interval], tuple]) -> int:
     """Best-fit placement in ``key`` order; sets ``offset``; returns the arena size."""
-    placed: list[Interval] = []
+    order = sorted(intervals, key=key)
+    firsts = np.zeros(len(order), dtype=np.int64)
+    lasts = np.zeros(len(order), dtype=np.int64)
+    lows = np.zeros(len(order), dtype=np.int64)
+    highs = np.zeros(len(order), dtype=np.int64)
     top = 0
-    for iv in sorted(intervals, key=key):
-        busy = sorted((p.offset, p.offset + p.size) for p in placed if p.overlaps(iv))
+    for k, iv in enumerate(order):
+        # the placed intervals overlapping iv in time (Interval.overlaps), as sorted (offset, end) pairs
+        idx = np.flatnonzero((firsts[:k] <= iv.last) & (lasts[:k] >= iv.first))
+        busy = sorted(zip(lows[idx].tolist(), highs[idx].tolist()))
         best: tuple[int, int] | None = None  # (gap size, offset)
         cursor = 0
         for lo, hi in busy:
@@ -50,7 +57,7 @@ def place(intervals: list[Interval], alignment: int, key: Callable[[Interval], t
                 best = (lo - cursor, cursor)
             cursor = max(cursor, align_up(hi, alignment))
         iv.offset = best[1] if best is not None else cursor
-        placed.append(iv)
+        firsts[k], lasts[k], lows[k], highs[k] = iv.first, iv.last, iv.offset, iv.offset + iv.size
         top = max(top, iv.offset + iv.size)
     return top
 
@@ -70,21 +77,36 @@ def plan(intervals: list[Interval], alignment: int) -> int:
 
 
 def add_reuse_dependencies(block: Block, intervals: list[Interval]) -> int:
-    """Order tasks of buffers that share bytes; returns the number of dependencies added."""
+    """Order tasks of buffers that share bytes; returns the number of dependencies added.
+
+    For every pair (A, B) with A's interval ending before B's starts and overlapping bytes, every
+    writer of B depends on every user of A (the pairs are found with numpy, one B at a time).
+    """
     tasks = [op for op in block.ops if isinstance(op, ExecuteOp)]
+    tokens = [ex.results[0] for ex in tasks]
     extra: dict[int, set[int]] = {}
-    for a in intervals:
+    if intervals:
+        last = np.array([iv.last for iv in intervals], dtype=np.int64)
+        lo = np.array([iv.offset for iv in intervals], dtype=np.int64)
+        hi = lo + np.array([iv.size for iv in intervals], dtype=np.int64)
         for b in intervals:
-            if a.last < b.first and a.offset < b.offset + b.size and b.offset < a.offset + a.size:
-                for w in b.writers:
-                    extra.setdefault(w, set()).update(a.users)
+            if not b.writers:
+                continue
+            earlier = np.flatnonzero((last < b.first) & (lo < b.offset + b.size) & (hi > b.offset))
+            if not len(earlier):
+                continue
+            users: set[int] = set()
+            for i in earlier.tolist():
+                users.update(intervals[i].users)
+            for w in b.writers:
+                extra.setdefault(w, set()).update(users)
     added = 0
     for w, srcs in extra.items():
         ex = tasks[w]
-        have = set(ex.dependencies)
-        new = [tasks[s].token for s in sorted(srcs) if tasks[s].token not in have]
+        have = set(ex.operands)
+        new = [tokens[s] for s in sorted(srcs) if tokens[s] not in have]
         if new:
-            ex.operands = [*ex.dependencies, *new]
+            ex.operands = [*ex.operands, *new]
             added += len(new)
     return added
 

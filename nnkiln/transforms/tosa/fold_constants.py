@@ -44,9 +44,14 @@ class FoldConstants(ModulePass):
         for inner in list(op.walk()):
             if not self._foldable(inner, KERNELS):
                 continue
-            inputs = [np.array(to_numpy(o.owner.values)) for o in inner.operands]  # type: ignore[union-attr]
+            # Read-only zero-copy views of the constants (a reshape then folds without copying any
+            # weight); a kernel that writes into its inputs gets private copies instead.
+            views = [to_numpy(o.owner.values) for o in inner.operands]  # type: ignore[union-attr]
             try:
-                outputs = KERNELS[inner.name](make_call(inner, inputs))
+                try:
+                    outputs = KERNELS[inner.name](make_call(inner, views))
+                except ValueError:
+                    outputs = KERNELS[inner.name](make_call(inner, [np.array(v) for v in views]))
             except (TosaUnpredictable, NotExecutableError):
                 continue
             consts = [

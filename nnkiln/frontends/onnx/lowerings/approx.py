@@ -117,8 +117,8 @@ def gelu_erf(ctx: NodeContext) -> Result:
     the float32 rounding of the exact formula)."""
     tv = ctx.input(0)
     if tv.kind is not Kind.F32:
-        raise ctx.error(f'approximate="none" is supported for float32 only (got {tv.kind.value}): it needs erf, '
-                        "which is approximated in float32")
+        raise ctx.error(f'approximate="none" is not supported for {tv.kind.value} inputs: it needs erf, which is '
+                        "approximated in float32 only")
     if tv.is_const:
         x = np.asarray(tv.const, np.float32)
         return [(np.float32(0.5) * x * (np.float32(1) + erf_f32(x * np.float32(1 / np.sqrt(2))))).astype(np.float32)]
