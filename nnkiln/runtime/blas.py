@@ -4,17 +4,28 @@ With several executor threads each running BLAS calls, OpenBLAS's own worker thr
 the cores (measured: ResNet-18-like, 2 cores, 2 executors: 10x slower). While a multi-executor
 run is in progress the runtime limits BLAS to one thread per call. If the OpenBLAS library or its
 symbols cannot be found, nothing changes.
+
+``kernel_threads()`` is the thread count our own native kernels (``kernels.conv``) may use for one
+call: 1 while a multi-executor run is in progress (``single_threaded_blas`` is active: the executors
+are the parallelism and the cores are taken), otherwise OpenBLAS's thread count (which follows
+``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``), never more than the CPUs this process may run on.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 _lock = threading.Lock()
 _funcs: tuple[object, object] | None | bool = False
+_multi = 0  # multi-executor runs in progress (inside single_threaded_blas)
+try:
+    _CPUS = max(1, len(os.sched_getaffinity(0)))
+except (AttributeError, OSError):
+    _CPUS = max(1, os.cpu_count() or 1)
 
 
 def find_blas_thread_controls() -> tuple[object, object] | None:
@@ -41,19 +52,40 @@ def find_blas_thread_controls() -> tuple[object, object] | None:
     return None
 
 
-@contextmanager
-def single_threaded_blas() -> Iterator[None]:
+def _controls() -> tuple[object, object] | None:
     global _funcs
     with _lock:
         if _funcs is False:
             _funcs = find_blas_thread_controls()
-    if not _funcs:
-        yield
-        return
-    get, set_ = _funcs  # type: ignore[misc]
-    before = get()  # type: ignore[operator]
-    set_(1)  # type: ignore[operator]
+    return _funcs or None  # type: ignore[return-value]
+
+
+def kernel_threads() -> int:
+    """Threads a native kernel may use now (see the module docstring)."""
+    if _multi:
+        return 1
+    funcs = _funcs if _funcs is not False else _controls()
+    n = int(funcs[0]()) if funcs else _CPUS  # type: ignore[operator,index]
+    return max(1, min(n, _CPUS))
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    global _multi
+    funcs = _controls()
+    with _lock:
+        _multi += 1
     try:
-        yield
+        if not funcs:
+            yield
+            return
+        get, set_ = funcs  # type: ignore[misc]
+        before = get()  # type: ignore[operator]
+        set_(1)  # type: ignore[operator]
+        try:
+            yield
+        finally:
+            set_(before)  # type: ignore[operator]
     finally:
-        set_(before)  # type: ignore[operator]
+        with _lock:
+            _multi -= 1

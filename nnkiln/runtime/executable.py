@@ -4,8 +4,11 @@ Memory: the arena is allocated once (``np.empty(arena_bytes, uint8)``) and every
 numpy view into it; constants are read-only views into the blob's bytes; input/output buffers are
 views into the caller's (converted) inputs and into freshly allocated outputs, made per run.
 
-Execution: the tasks of each ``(executor, executor_index)`` form a FIFO queue. With one queue the
-tasks run inline in blob order (validation proved that order honours every barrier). Otherwise each
+Execution: the tasks of each ``(executor, executor_index)`` form a FIFO queue, planned once into
+units (``_plan_units``): single tasks, and native row groups of consecutive float32 elementwise /
+row-reduction tasks (``kernels.row_groups``; a group may use the BLAS thread count's worth of
+native threads when there is one queue, one thread otherwise). With one queue the units run inline
+in blob order (validation proved that order honours every barrier). Otherwise each
 queue runs on its own thread; a task waits (``threading.Condition``) until every barrier it waits on
 has no pending producer, and decrements each barrier it updates when it finishes. Barrier records
 are uses of physical barriers, so a record is never reset during a run (a physical barrier's
@@ -30,7 +33,7 @@ import numpy as np
 from nnkiln.backend.blob_format import Blob, BufferDesc, IODesc, Memory, decode, encode
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
-from nnkiln.runtime.kernels import TaskFn, build_task
+from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -45,7 +48,7 @@ def _is_float(dtype: np.dtype) -> bool:
     return dtype.kind == "f" or dtype == _BF16
 
 
-def convert_input(name: str, value: Any, io: IODesc) -> np.ndarray:
+def convert_input(name: str, value: Any, io: IODesc, target: np.dtype | None = None) -> np.ndarray:
     """Check one input (shape, dtype family, integer range) and convert it to its storage dtype.
 
     Same rules as ``nnkiln.reference.interpreter.convert_input``: exact shape; booleans (or 0/1
@@ -54,7 +57,8 @@ def convert_input(name: str, value: Any, io: IODesc) -> np.ndarray:
     arr = np.asarray(value)
     if arr.shape != io.shape:
         raise InputError(f"input '{name}' has shape {list(arr.shape)}, but the model expects {list(io.shape)}")
-    target = np.dtype(BufferDesc(Memory.INPUT, io.kind, io.shape, 0, 0).dtype)
+    if target is None:
+        target = np.dtype(BufferDesc(Memory.INPUT, io.kind, io.shape, 0, 0).dtype)
     src = arr.dtype
     if io.kind is Kind.BOOL:
         if src == np.bool_:
@@ -98,6 +102,10 @@ class Executable:
             else:
                 self._static.append(None)
         self._io_bufs = [i for i, b in enumerate(blob.buffers) if b.memory in (Memory.INPUT, Memory.OUTPUT)]
+        self._io_specs = [(i, b.memory is Memory.INPUT, b.index, b.offset, b.offset + b.size, b.dtype, b.shape)
+                          for i, b in ((i, blob.buffers[i]) for i in self._io_bufs)]
+        self._in_specs = [(io, np.dtype(BufferDesc(Memory.INPUT, io.kind, io.shape, 0, 0).dtype)) for io in blob.inputs]
+        self._out_specs = [(io.shape, BufferDesc(Memory.OUTPUT, io.kind, io.shape, 0, 0).dtype) for io in blob.outputs]
         self._fns: list[TaskFn] = []
         for i, t in enumerate(blob.tasks):
             try:
@@ -110,6 +118,7 @@ class Executable:
         for i, t in enumerate(blob.tasks):
             queues.setdefault((t.executor, t.executor_index), []).append(i)
         self._queues = list(queues.values())
+        self._units = self._plan_units()
         self._lock = threading.Lock()
         self.stats: dict[str, Any] = {
             "arena_bytes": blob.arena_bytes,
@@ -119,6 +128,7 @@ class Executable:
             "num_physical_barriers": len({b.physical_id for b in blob.barriers}),
             "num_buffers": len(blob.buffers),
             "num_executors": len(self._queues),
+            "num_units": sum(len(u) for u in self._units),
             "constants_bytes": len(blob.constants),
             "compile_seconds": float(meta.get("compile_seconds", 0.0)),
             "target": meta.get("target", ""),
@@ -156,57 +166,93 @@ class Executable:
                 [f"unknown {', '.join(repr(n) for n in extra)}"] if extra else [])
             raise InputError(f"inputs do not match the model: {'; '.join(parts)} "
                              f"(expected: {', '.join(repr(n) for n in self.input_names) or 'none'})")
-        in_arrays = [convert_input(io.name, inputs[io.name], io) for io in self.blob.inputs]
-        out_arrays = [np.empty(io.shape, BufferDesc(Memory.OUTPUT, io.kind, io.shape, 0, 0).dtype)
-                      for io in self.blob.outputs]
+        in_arrays = [convert_input(io.name, inputs[io.name], io, dt) for io, dt in self._in_specs]
+        out_arrays = [np.empty(shape, dtype) for shape, dtype in self._out_specs]
         with self._lock:
             views = list(self._static)
             in_u8 = [a.reshape(-1).view(np.uint8) for a in in_arrays]
             out_u8 = [a.reshape(-1).view(np.uint8) for a in out_arrays]
-            for i in self._io_bufs:
-                b = self.blob.buffers[i]
-                views[i] = _view((in_u8 if b.memory is Memory.INPUT else out_u8)[b.index], b)
+            for i, is_input, index, lo, hi, dtype, shape in self._io_specs:
+                views[i] = (in_u8 if is_input else out_u8)[index][lo:hi].view(dtype).reshape(shape)
             self._execute(views)
         return dict(zip(self.output_names, out_arrays))
 
-    def _run_task(self, i: int, views: Sequence[np.ndarray]) -> None:
+    def _plan_units(self) -> list[list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]]]:
+        """Per queue, the units to run in order: ``(fn, first task index, waits, updates)``. A unit is
+        one task, a native row group of consecutive tasks, or a GEMM whose post-ops moved into the
+        following group (``kernels.row_groups``: in a multi-executor run only tasks with no barrier
+        between them are grouped, and GEMMs keep their post-ops)."""
+        from nnkiln.runtime.kernels.gemm import blas_threads
+
+        tasks = self.blob.tasks
+        single = len(self._queues) <= 1
+        threads = max(1, blas_threads()) if single else 1
+        units: list[list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]]] = []
+        for q in self._queues:
+            try:
+                parts = row_groups(tasks, q, self.blob.buffers, self._static, single_queue=single, threads=threads)
+            except Exception:  # noqa: BLE001  (planning is an optimisation: fall back to one task per unit)
+                parts = list(q)
+            us: list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]] = []
+            for part in parts:
+                if isinstance(part, RowGroup):
+                    ts = part.tasks
+                    us.append((part, ts[0], tasks[ts[0]].waits, tuple(u for t in ts for u in tasks[t].updates)))
+                elif isinstance(part, tuple):  # a GEMM whose post-ops run in the next group (one queue)
+                    us.append((part[0], part[1], tasks[part[1]].waits, ()))
+                else:
+                    us.append((self._fns[part], part, tasks[part].waits, tasks[part].updates))
+            units.append(us)
+        return units
+
+    def _failed(self, i: int, err: Exception) -> BlobError:
+        t = self.blob.tasks[i]
+        return BlobError(f"task {i} ({t.kernel}) failed: {type(err).__name__}: {err}")
+
+    def _run_unit(self, fn: TaskFn, i: int, views: Sequence[np.ndarray]) -> None:
         try:
-            self._fns[i](views)
+            fn(views)
         except NnkilnError:
             raise
         except Exception as err:
-            t = self.blob.tasks[i]
-            raise BlobError(f"task {i} ({t.kernel}) failed: {type(err).__name__}: {err}") from err
+            raise self._failed(i, err) from err
 
     def _execute(self, views: list[np.ndarray]) -> None:
         if len(self._queues) <= 1:
-            for i in range(len(self._fns)):
-                self._run_task(i, views)
+            i = 0
+            try:
+                for fn, i, _, _ in (self._units[0] if self._units else ()):
+                    fn(views)
+            except NnkilnError:
+                raise
+            except Exception as err:
+                raise self._failed(i, err) from err
             return
-        tasks = self.blob.tasks
         pending = [b.producers for b in self.blob.barriers]
         cond = threading.Condition()
         failure: list[BaseException] = []
 
-        def worker(queue: list[int]) -> None:
-            for i in queue:
-                t = tasks[i]
-                with cond:
-                    while not failure and any(pending[w] for w in t.waits):
-                        cond.wait()
-                    if failure:
-                        return
+        def worker(queue: list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]]) -> None:
+            for fn, i, waits, updates in queue:
+                if waits:
+                    with cond:
+                        while not failure and any(pending[w] for w in waits):
+                            cond.wait()
+                        if failure:
+                            return
+                elif failure:
+                    return
                 try:
-                    self._run_task(i, views)
+                    self._run_unit(fn, i, views)
                 except BaseException as err:  # stop every worker, report in the caller
                     with cond:
                         failure.append(err)
                         cond.notify_all()
                     return
-                if t.updates:
+                if updates:
                     with cond:
                         released = False
-                        for u in t.updates:
+                        for u in updates:
                             pending[u] -= 1
                             released |= pending[u] == 0
                         if released:
@@ -215,10 +261,10 @@ class Executable:
         from nnkiln.runtime.blas import single_threaded_blas
 
         with single_threaded_blas():
-            threads = [threading.Thread(target=worker, args=(q,), daemon=True) for q in self._queues[1:]]
+            threads = [threading.Thread(target=worker, args=(q,), daemon=True) for q in self._units[1:]]
             for th in threads:
                 th.start()
-            worker(self._queues[0])
+            worker(self._units[0])
             for th in threads:
                 th.join()
         if failure:

@@ -60,8 +60,12 @@ class Container:
                    None)
         if ref is not None and ref.dtype is Prim.LOGICAL:
             return data.to_bool()
-        if data.item_type.name in ("FLOAT", "INTEGER"):
+        if data.item_type.name in ("FLOAT", "INTEGER", "SIGNED_INTEGER", "LOGICAL"):
             return data.values
+        if ref is not None and data.item_type.name in ("QUANTIZED_SIGNED", "QUANTIZED_UNSIGNED"):
+            from nnkiln.frontends.nnef.quant_v105 import real_values
+
+            return real_values(data, self.quantization.get(next(iter(ref.outputs.values())).name))  # type: ignore[union-attr]
         return data.dequantize()
 
 
@@ -108,6 +112,10 @@ def parse_quant(text: str, doc: Document | None = None, file: str = "graph.quant
                     raise err(f"§5.3: '{inv.name}' needs argument '{prm.name}'", inv)
         if inv.name in ("linear_quantize", "logarithmic_quantize"):
             _check_quant_args(inv.name, args, err, inv)
+        elif inv.name in ("zero_point_linear_quantize", "min_max_linear_quantize"):
+            from nnkiln.frontends.nnef.quant_v105 import check_args
+
+            check_args(inv.name, args, err, inv)
         out[name] = QuantInfo(name, inv.name, args, t.line)
     return out
 

@@ -6,6 +6,9 @@ the NNEF attributes (``output_size``, ``method``). Semantics (§4.6): RoI pools 
 cells have size ``ceil(r/p)`` and stride ``floor(r/p)`` from the RoI origin, clipped to the input;
 ``roi_resample`` samples the RoI at the ``method``'s positions (as multilinear_upsample) with bilinear
 interpolation, clamped to the input (border 'replicate').
+
+NNEF 1.0.5's ``sin``, ``cos``, ``tan``, ``asin``, ``acos``, ``atan``, ``sinh``, ``cosh``, ``asinh``,
+``acosh``, ``atanh`` are ``nnef.<name>`` with one f32 operand and result (numpy, float32).
 """
 
 from __future__ import annotations
@@ -75,6 +78,16 @@ def _roi_resample(call) -> list[np.ndarray]:  # noqa: ANN001
     return [out]
 
 
+_TRIG = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+         "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh}
+
+
+def _elementwise(call, fn) -> np.ndarray:  # noqa: ANN001
+    """NNEF 1.0.5 trigonometric/hyperbolic functions: float32 in and out (NaN outside the domain)."""
+    with np.errstate(all="ignore"):
+        return fn(np.asarray(call.inputs[0], np.float32)).astype(np.float32)
+
+
 def register() -> None:
     """Register the kernels with the reference interpreter (idempotent)."""
     global _DONE
@@ -85,4 +98,6 @@ def register() -> None:
     register_custom("nnef.avg_roi_pool", lambda c: _roi_pool(c, False))
     register_custom("nnef.max_roi_pool", lambda c: _roi_pool(c, True))
     register_custom("nnef.roi_resample", _roi_resample)
+    for name, fn in _TRIG.items():
+        register_custom(f"nnef.{name}", lambda c, fn=fn: [_elementwise(c, fn)])
     _DONE = True

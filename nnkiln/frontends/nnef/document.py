@@ -12,6 +12,13 @@ from nnkiln.ir.errors import NnefError
 
 STDLIB_FILE = "stdlib.nnef"
 
+#: Standard operations added by the NNEF 1.0.5 revision of the standard library (see ``parse_document``).
+V105_ADDITIONS = frozenset({
+    "tile", "pad", "gather", "cast", "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh",
+    "acosh", "atanh", "any_reduce", "all_reduce", "softabs", "selu", "gelu", "silu", "min_max_linear_quantize",
+    "zero_point_linear_quantize",
+})
+
 
 @functools.lru_cache(maxsize=1)
 def _stdlib() -> tuple[Fragment, ...]:
@@ -28,7 +35,7 @@ def _stdlib() -> tuple[Fragment, ...]:
 
 
 def standard_fragments() -> dict[str, Fragment]:
-    """The standard library of §4 (96 operations and 5 ``_`` helpers), by name."""
+    """The standard library of §4 (96 operations, 5 ``_`` helpers and the 23 NNEF 1.0.5 additions), by name."""
     return {f.name: f for f in _stdlib()}
 
 
@@ -51,7 +58,17 @@ def parse_document(text: str, lenient: bool = False, file: str = "graph.nnef") -
     =====================================================  ==========================================
 
     Defects of the standard library itself are corrected in ``stdlib.nnef`` in both modes (see its
-    header). ``max_pool(..., border = 'ignore')`` (App. C.1) is valid in both modes: see ``expand``.
+    header).
+
+    NNEF 1.0.5 (decision): the version directive only has ``major.minor`` (§3.2.4), so a 1.0.5 document
+    declares ``version 1.0`` like a 1.0.3 one (nnef-tools always writes ``version 1.0``). The standard
+    library is therefore the 1.0.5 one in both modes: the operations of ``V105_ADDITIONS`` (tile, pad,
+    gather, cast, trigonometric/hyperbolic functions, any/all_reduce, softabs, selu, gelu, silu,
+    min_max_linear_quantize, zero_point_linear_quantize) and the optional parameters
+    ``reshape(axis_start, axis_count)``, ``slice(stride)``, ``elu(alpha)`` are accepted, as the Khronos
+    parser accepts them. So that every valid 1.0.3 document keeps its validity and meaning, a document's
+    own fragment may take the name of a 1.0.5 addition (it then replaces the addition inside that
+    document); redefining a 1.0.3 standard operation stays an error. ``max_pool(..., border = 'ignore')`` (App. C.1) is valid in both modes: see ``expand``.
     """
     if lenient:
         text = text.replace("[[]]", "[][]")
@@ -59,7 +76,7 @@ def parse_document(text: str, lenient: bool = False, file: str = "graph.nnef") -
     version, extensions, own, graph = parser.parse_document()
     fragments: dict[str, Fragment] = dict(standard_fragments())
     for f in own:
-        if f.name in fragments:
+        if f.name in fragments and not (f.name in V105_ADDITIONS and fragments[f.name].standard):
             what = "a standard operation" if fragments[f.name].standard else "already defined"
             raise NnefError(f"§3.3.2: fragment name '{f.name}' is not unique ({what})", file=file,
                             line=f.line, column=f.column)

@@ -14,7 +14,8 @@ from nnkiln.frontends.nnef.container import _read_members, parse_quant
 from nnkiln.frontends.nnef.document import parse_document
 from nnkiln.frontends.nnef.expand import expand
 from nnkiln.frontends.nnef.lowering import KEEP, lower_graph
-from nnkiln.frontends.nnef.tensor_file import ItemType, TensorData, read_tensor
+from nnkiln.frontends.nnef.quant_v105 import real_values
+from nnkiln.frontends.nnef.tensor_file import CODE_TYPES, PLAIN_TYPES, TensorData, read_tensor
 from nnkiln.ir.errors import NnefError
 
 
@@ -56,11 +57,17 @@ def load_nnef(path: str, shapes: Mapping[str, Sequence[int]] | None = None, *, l
         text = files["graph.nnef"].decode("ascii")
     except UnicodeDecodeError as err:
         raise NnefError(f"§3.1: graph.nnef must be ASCII text (byte {err.start})", file=graph_file) from None
+    from nnkiln.frontends.nnef.extensions_tract import prepare_source
+
+    text = prepare_source(text, files, file=graph_file)  # tract's dialect (torch-to-nnef) to standard NNEF
     doc = parse_document(text, lenient=lenient, file=graph_file)
     if shapes:
         _override_shapes(doc, shapes)
     flat = expand(doc, keep=KEEP)
     lower = {n.lower(): n for n in files}
+    quant = {}
+    if "graph.quant" in files:
+        quant = parse_quant(files["graph.quant"].decode("ascii"), doc, file=posixpath.join(path, "graph.quant"))
     arrays: dict[str, np.ndarray] = {}
     raw: dict[str, TensorData] = {}
     for op in flat.operations:
@@ -84,13 +91,12 @@ def load_nnef(path: str, shapes: Mapping[str, Sequence[int]] | None = None, *, l
             raise NnefError(f"§6 stage 4: stored extents {list(data.shape)} of '{label}' conflict with the "
                             f"variable shape {list(ref.shape)}", file=posixpath.join(path, key))  # type: ignore[union-attr]
         raw[label] = data
-        if data.item_type in (ItemType.FLOAT, ItemType.INTEGER):
+        if data.item_type in PLAIN_TYPES:
             arrays[label] = data.values if op.dtype is None or op.dtype.value != "logical" else data.to_bool()
+        elif data.item_type in CODE_TYPES:
+            arrays[label] = real_values(data, quant.get(ref.name))  # type: ignore[union-attr]
         else:
             arrays[label] = data.dequantize()
-    quant = {}
-    if "graph.quant" in files:
-        quant = parse_quant(files["graph.quant"].decode("ascii"), doc, file=posixpath.join(path, "graph.quant"))
     module = lower_graph(flat, arrays, graph_file, quant, raw)
     verify_module(module)
     return module

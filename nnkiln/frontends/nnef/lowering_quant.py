@@ -22,12 +22,20 @@ lowered in integer arithmetic (all per-tensor activations, 2-D spatial NCHW):
   output has none) and CLAMP at the quantized bounds (``zp`` for relu).
 * ``max_pool`` / ``avg_pool`` over the spatial axes (border ``ignore``, or no padding): MAX_POOL2D /
   AVG_POOL2D on int8 (avg: zero points 0 on the raw codes; the divisor excludes padding, so the mean of
-  ``q`` is the mean of ``q - zp`` plus ``zp``), then RESCALE if the output quantization differs.
+  ``q`` is the mean of ``q - zp`` plus ``zp``), then RESCALE if the output quantization differs. TOSA's
+  rounding of the mean (``reciprocal_scale``'s multiplier is slightly above 1/count) takes halves away
+  from zero, as TFLite's int8 kernels; codes of an *unsigned* 1.0.5 grid (held as ``q - 128``) are
+  averaged in the unsigned domain (``input_zp = output_zp = -128``), so halves round up as in TFLite's
+  uint8 kernels.
 * ``add`` of equal-rank operands: the TOSA ``tfl.add`` lowering (``common.quant.add_common_scale``: both
   operands to int32 at ``2·max(s_a, s_b)/2^20``, ADD, RESCALE).
 * ``concat``: each input RESCALEd to the output's quantization, CONCAT in int8.
-* ``reshape``/``squeeze``/``unsqueeze``/``transpose``/``copy``: pure data movement on the int8 codes (the
-  output keeps the input's quantization, or is RESCALEd to its own).
+* ``reshape``/``squeeze``/``unsqueeze``/``transpose``/``copy`` and NNEF 1.0.5's ``tile``/``slice``/
+  ``gather``/``pad``: pure data movement on the int8 codes (the output keeps the input's quantization, or
+  is RESCALEd to its own); a constant ``pad`` fills with the code of its value (``zp + value/scale``, which
+  must be on the grid, else the pad is float). Quantized *constants* (e.g. nnef-tools' ``transpose`` of a
+  quantized filter) move as numpy codes (reshape/squeeze/unsqueeze/copy, and transpose keeping dimension 0
+  first when quantized per channel).
 
 Interface decision: graph inputs and outputs stay **float** (the NNEF ``external`` is ``scalar``). A quantized
 graph input is pseudo-quantized (§7.1) and converted to int8 by its first integer consumer (MUL by 1/scale,
@@ -42,8 +50,15 @@ of rank > 2, pools with other borders / non-spatial windows, ``add`` with NNEF (
 across ranks, per-channel activations, bit widths other than 8, ranges whose zero is off the grid, and all
 ``logarithmic_quantize`` tensors — TOSA 0.30 has no exact integer form of a power-of-two code book (it would
 need a TABLE per consumer and float accumulation), so logarithmic quantization is float pseudo-quantization
-only. Other graph.quant algorithms (e.g. NNEF 1.0.5's ``zero_point_linear_quantize`` written by nnef-tools)
-are rejected by the graph.quant parser with "unknown quantization algorithm '<name>'".
+only. NNEF 1.0.5's ``zero_point_linear_quantize`` (what nnef-tools writes) and ``min_max_linear_quantize``
+(see ``quant_v105``) take part in both paths: an 8-bit entry whose codes fit int8 (signed as they are,
+unsigned shifted by -128) makes the tensor integer exactly like an 8-bit ``linear_quantize``; its float
+pseudo-quantization is the fragment body (``clamp(round(x/scale) + zp, lo, r)``, then ``(q - zp)·scale``).
+A ``.dat`` of 1.0.5 quantized codes is decoded with its entry (``quant_v105.real_values``) and, at 8 bits,
+its codes are the integer weights; 32-bit codes (biases) are used as reals and requantized to the
+accumulator scale (``rint``), which gives back the stored int32 codes when ``scale = s_in·s_w``.
+Other graph.quant algorithms are rejected by the graph.quant parser with "unknown quantization
+algorithm '<name>'".
 
 Float pseudo-quantization (``apply``): every ``graph.quant`` entry behaves as if the operation were applied
 right after ``t`` is computed (§7.1): the compound's body (clamp, round = floor(x + 0.5), rescale) in f32.
@@ -80,6 +95,20 @@ def apply(lw, ref: TensorRef) -> None:  # noqa: ANN001
     q = lw.quant.get(ref.name)
     if q is None or ref.dtype.value != "scalar":
         return
+    for k, v in q.args.items():
+        n = np.size(v) if isinstance(v, list) else 1
+        if n > 1 and not (len(ref.shape) > 1 and ref.shape[1] == n) and not isinstance(lw.vals[ref.name], np.ndarray):
+            raise lw.error(f"§5.3: per-channel '{k}' of '{ref.name}' has {n} items, which does not match "
+                           f"dimension 1 (the channels) of its shape {list(ref.shape)}")
+    if isinstance(lw.vals[ref.name], np.ndarray) and q.algorithm in ("zero_point_linear_quantize",
+                                                                       "min_max_linear_quantize"):
+        from nnkiln.frontends.nnef.quant_v105 import decode, encode, grid
+
+        gr = grid(q.algorithm, q.args, tol=float("inf"))
+        if gr is not None:  # constants and variables fold (per channel along quant_v105.variable_axis)
+            v = np.asarray(lw.vals[ref.name], np.float64)
+            lw.vals[ref.name] = decode(encode(v, gr), gr).astype(np.float32)
+            return
     x = lw.ssa(lw.vals[ref.name])
     g, et = lw.g, etype(x)
     rank = len(ref.shape)
@@ -92,7 +121,19 @@ def apply(lw, ref: TensorRef) -> None:  # noqa: ANN001
     def floor_half(v: SSAValue) -> SSAValue:
         return g.value(un.FloorOp, [g.value(bi.AddOp, [v, c(np.full((1,) * rank, 0.5))], et)], et)
 
-    if q.algorithm == "linear_quantize":
+    if q.algorithm == "min_max_linear_quantize":
+        r = float(2 ** bits - 1 - int(bool(q.args["signed"]) and bool(q.args["symmetric"])))
+    if q.algorithm == "zero_point_linear_quantize":
+        from nnkiln.frontends.nnef.quant_v105 import grid
+
+        gr = grid(q.algorithm, q.args)
+        sc, zp = _channel_array(gr.scale, rank), _channel_array(gr.zp, rank)  # type: ignore[union-attr]
+        t = floor_half(g.value(bi.MulOp, [x, c(1.0 / sc)], et, shift=0))
+        t = g.value(bi.AddOp, [t, c(zp)], et)
+        t = g.value(bi.MaximumOp, [g.value(bi.MinimumOp, [t, c(np.full((1,) * rank, gr.qmax))], et),  # type: ignore[union-attr]
+                                   c(np.full((1,) * rank, gr.qmin))], et)  # type: ignore[union-attr]
+        y = g.value(bi.MulOp, [g.value(bi.SubOp, [t, c(zp)], et), c(sc)], et, shift=0)
+    elif q.algorithm in ("linear_quantize", "min_max_linear_quantize"):
         lo, hi = _channel_array(q.args["min"], rank), _channel_array(q.args["max"], rank)
         z = g.value(bi.MaximumOp, [g.value(bi.MinimumOp, [x, c(hi)], et), c(lo)], et)
         scale = (hi - lo) / r

@@ -84,8 +84,25 @@ def _linear8(lw, name: str) -> tuple[np.ndarray, np.ndarray] | None:  # noqa: AN
     return (np.asarray(q.args["min"], np.float64).reshape(-1), np.asarray(q.args["max"], np.float64).reshape(-1))
 
 
+def _grid8(lw, name: str):  # noqa: ANN001, ANN202
+    """(scale, zp8, qmin8, qmax8) of an 8-bit NNEF 1.0.5 entry (``quant_v105``) for ``name``, or None."""
+    from nnkiln.frontends.nnef.quant_v105 import ALGORITHMS, grid
+
+    q = lw.quant.get(name)
+    if q is None or q.algorithm not in ALGORITHMS or int(q.args["bits"]) != 8:
+        return None
+    gr = grid(q.algorithm, q.args)
+    return None if gr is None else gr.int8()
+
+
 def _act_params(lw, name: str) -> tuple[float, int] | None:  # noqa: ANN001
     """Per-tensor (scale, zp) of an activation quantized to 8 bits, or None."""
+    g8 = _grid8(lw, name)
+    if g8 is not None:
+        # symmetric signed activations (codes -127..127) are left to the float path
+        if g8[0].size != 1 or g8[1].size != 1 or g8[2] != -128 or g8[3] != 127:
+            return None
+        return float(g8[0][0]), int(g8[1][0])
     r = _linear8(lw, name)
     if r is None or r[0].size != 1 or r[1].size != 1:
         return None
@@ -176,6 +193,33 @@ def _variable(lw, op: FlatOp) -> bool:  # noqa: ANN001
     label = str(op.attribs["label"])
     raw = lw.raw.get(label)
     rng = _linear8(lw, ref.name)
+    g8 = _grid8(lw, ref.name)
+    if g8 is not None:
+        from nnkiln.frontends.nnef.quant_v105 import grid
+        from nnkiln.frontends.nnef.tensor_file import CODE_TYPES
+
+        q = lw.quant[ref.name]
+        gr = grid(q.algorithm, q.args)
+        scale, zp8, lo8, _ = g8
+        shape = tuple(ref.shape)
+        if (scale.size > 1 and scale.size != shape[0]) or (zp8.size > 1 and zp8.size != shape[0]):
+            return False
+        if raw is not None and raw.item_type in CODE_TYPES and raw.bits == 8:
+            codes = np.asarray(raw.values, np.int64).reshape(shape)
+        else:
+            arr = lw.arrays.get(label)
+            if arr is None:
+                return False
+            from nnkiln.frontends.nnef.quant_v105 import encode
+
+            codes = encode(np.asarray(arr, np.float64).reshape(shape), gr)  # type: ignore[arg-type]
+        from nnkiln.frontends.nnef.quant_v105 import decode
+
+        lw.out(op, decode(codes, gr).astype(np.float32).reshape(shape))  # type: ignore[arg-type]
+        q8 = codes + (lo8 - gr.qmin)  # type: ignore[union-attr]
+        n = max(scale.size, zp8.size)
+        lw.qstate[ref.name] = IntTensor(q8, np.broadcast_to(scale, (n,)).copy(), np.broadcast_to(zp8, (n,)).copy())
+        return True
     if rng is not None:
         arr = lw.arrays.get(label)
         if arr is None:
@@ -353,6 +397,13 @@ def _int_input(lw, ref: object) -> IntTensor | None:  # noqa: ANN001
     return t
 
 
+def _unsigned(lw, name: str) -> bool:  # noqa: ANN001
+    """True if ``name``'s codes come from an unsigned 1.0.5 grid (held as int8 ``q - 128``)."""
+    q = lw.quant.get(name)
+    return q is not None and q.algorithm in ("zero_point_linear_quantize", "min_max_linear_quantize") and \
+        not bool(q.args.get("signed"))
+
+
 def _pool(lw, op: FlatOp) -> bool:  # noqa: ANN001
     from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp, MaxPool2dOp
     from nnkiln.frontends.common import nn as cnn
@@ -382,8 +433,13 @@ def _pool(lw, op: FlatOp) -> bool:  # noqa: ANN001
         return False
     xc = cnn.to_channels_last(lw.g, x.q)
     xc, ends = cnn.trim_input(lw.g, xc, [e for _, e in geo])
-    y = cnn.pool_nd(lw.g, MaxPool2dOp if op.name == "max_pool" else AvgPool2dOp, xc, size[2:], stride[2:],
-                    [b for b, _ in sp], ends)
+    if op.name == "avg_pool" and _unsigned(lw, x_ref.name):
+        # the mean of unsigned codes q = q8 + 128 (>= 0): its halves round up, as in TFLite's uint8 kernels
+        y = cnn.pool2d(lw.g, AvgPool2dOp, xc, size[2:], stride[2:], [b for b, _ in sp], ends, input_zp=-128,
+                       output_zp=-128)
+    else:
+        y = cnn.pool_nd(lw.g, MaxPool2dOp if op.name == "max_pool" else AvgPool2dOp, xc, size[2:], stride[2:],
+                        [b for b, _ in sp], ends)
     y = cnn.to_channels_first(lw.g, y, 2)
     _finish(lw, op, y, x.z, x.s / out[0], False, out)
     return True
@@ -418,19 +474,29 @@ def _concat(lw, op: FlatOp) -> bool:  # noqa: ANN001
     return True
 
 
-_MOVE_ARG = {"reshape": "input", "squeeze": "input", "unsqueeze": "input", "transpose": "input", "copy": "x"}
+_MOVE_ARG = {"reshape": "input", "squeeze": "input", "unsqueeze": "input", "transpose": "input", "copy": "x",
+             # NNEF 1.0.5 data movement (pad: the constant fill becomes its code, see _movement)
+             "tile": "input", "slice": "input", "gather": "input", "pad": "input"}
+_CONST_MOVES = ("reshape", "squeeze", "unsqueeze", "transpose", "copy")
 
 
 def _movement(lw, op: FlatOp) -> bool:  # noqa: ANN001
     from nnkiln.frontends.nnef.lowering import HANDLERS
 
     x_ref = op.inputs[_MOVE_ARG[op.name]]
+    if isinstance(x_ref, TensorRef) and isinstance(getattr(lw.qstate.get(x_ref.name), "q", None), np.ndarray):
+        return op.name in _CONST_MOVES and _movement_const(lw, op, x_ref)
     x = _int_input(lw, x_ref)
     if x is None:
         return False
     out = _out_or_in(lw, op, x)
     if out is None:
         return False
+    if op.name == "pad" and str(op.attribs.get("border", "constant")) == "constant":
+        code = float(op.attribs.get("value", 0.0)) / x.s + x.z  # type: ignore[arg-type]
+        if abs(code - round(code)) > 1e-3 or not -128 <= round(code) <= 127:
+            return False  # the fill value is not on the input's grid: float path
+        op = dataclasses.replace(op, attribs={**op.attribs, "value": float(round(code))})
     name = x_ref.name  # type: ignore[union-attr]
     saved = dict.__getitem__(lw.vals, name)
     dict.__setitem__(lw.vals, name, x.q)
@@ -442,6 +508,37 @@ def _movement(lw, op: FlatOp) -> bool:  # noqa: ANN001
     if not isinstance(y, SSAValue) or kind_of_value(y) is not Kind.I8:
         raise lw.error(f"internal: integer '{op.name}' produced {y!r}")
     _finish(lw, op, y, x.z, x.s / out[0], False, out)
+    return True
+
+
+def _movement_const(lw, op: FlatOp, x_ref: TensorRef) -> bool:  # noqa: ANN001
+    """Data movement of integer *constant* codes (e.g. nnef-tools' ``transpose`` of a quantized filter):
+    the op is applied to the codes with numpy; the result keeps the input's quantization (per channel
+    only when dimension 0 stays dimension 0), and its own graph.quant entry, if any, must describe the
+    same grid (otherwise the result is float)."""
+    from nnkiln.frontends.nnef.lowering import HANDLERS
+
+    x = lw.qstate[x_ref.name]
+    ref = _out(op)
+    if not x.per_tensor and not (op.name == "copy" or (op.name == "transpose" and
+                                                       [int(a) for a in op.attribs["axes"]][:1] == [0])):  # type: ignore[union-attr]
+        return False
+    if ref.name in lw.quant:
+        g8 = _grid8(lw, ref.name)
+        if g8 is None or not (np.allclose(np.broadcast_to(g8[0], x.scale.shape), x.scale, rtol=1e-6)
+                              and np.array_equal(np.broadcast_to(g8[1], x.zp.shape), x.zp)):
+            return False
+    name = x_ref.name
+    saved = dict.__getitem__(lw.vals, name)
+    dict.__setitem__(lw.vals, name, np.asarray(x.q, np.float64))
+    try:
+        HANDLERS[op.name](lw, op)
+        codes = np.asarray(dict.__getitem__(lw.vals, ref.name))
+        dict.__setitem__(lw.vals, name, saved)
+        HANDLERS[op.name](lw, op)  # the real values, for float consumers
+    finally:
+        dict.__setitem__(lw.vals, name, saved)
+    lw.qstate[ref.name] = IntTensor(np.rint(codes).astype(np.int64), x.scale, x.zp)
     return True
 
 

@@ -154,8 +154,12 @@ def infer(name: str, a: dict[str, object], shape: Callable[[object], Shape]) -> 
             _req(w[0] == x[1], f"{sec}: the filter batch {w[0]} must equal the input channels {x[1]}")
             _req(w[0] % g == 0, f"{sec}: groups {g} must divide the input channels {x[1]}")
             cout = w[1] * g
-        _req(b in ((), (1,), (1, 1)) or b == (1, cout),
-             f"{sec}: bias shape {list(b)} must be [1, {cout}] or singleton")
+        # Decision: a rank-1 bias [C] is taken as [1, C]. The spec asks for [1, C]; the Khronos parser and
+        # interpreter accept [C] and torch-to-nnef writes it. Under NNEF's broadcasting (singletons padded
+        # at the end) [C] could only mean [C, 1, ...], which fits the output [N, C, ...] only if N == C, so
+        # the per-channel reading is the only useful one.
+        _req(b in ((), (1,), (1, 1)) or b == (1, cout) or b == (cout,),
+             f"{sec}: bias shape {list(b)} must be [1, {cout}] (or [{cout}]) or singleton")
         pads = _pads(a["padding"], sec)
         oshape = _ints(a.get("output_shape", []), "output_shape", sec) if name == "deconv" else None
         sp = _window(sec, x, list(w[2:]), a["border"], pads, _ints(a["stride"], "stride", sec),  # type: ignore[arg-type]
@@ -201,16 +205,22 @@ def infer(name: str, a: dict[str, object], shape: Callable[[object], Shape]) -> 
         sec = "§4.5.1"
         x = shape(a["input"])
         s = _ints(a["shape"], "shape", sec)
+        start, count = a.get("axis_start", 0), a.get("axis_count", -1)
+        _req(type(start) is int and 0 <= start <= len(x), f"{sec}: 'axis_start' {start} out of range [0, {len(x)}]")
+        _req(type(count) is int and count >= -1, f"{sec}: 'axis_count' must be >= -1, found {count}")
+        end = len(x) if count == -1 else start + count  # type: ignore[operator]
+        _req(end <= len(x), f"{sec}: 'axis_start' + 'axis_count' = {end} exceeds the rank {len(x)}")
+        part = x[start:end]  # type: ignore[misc]
         _req(all(i >= -1 for i in s) and s.count(-1) <= 1, f"{sec}: 'shape' items must be >= 0 with at most one -1")
-        out = [x[i] if v == 0 and i < len(x) else v for i, v in enumerate(s)]
+        out = [part[i] if v == 0 and i < len(part) else v for i, v in enumerate(s)]
         _req(all(v != 0 for v in out), f"{sec}: 0 in 'shape' {s} has no input extent to copy")
-        vol = math.prod(x)
+        vol = math.prod(part)
         if -1 in out:
             rest = math.prod(v for v in out if v != -1)
             _req(rest > 0 and vol % rest == 0, f"{sec}: volume {vol} is not divisible by {rest}")
             out[out.index(-1)] = vol // rest
         _req(math.prod(out) == vol, f"{sec}: reshape to {out} changes the volume {vol}")
-        return [tuple(out)]
+        return [(*x[:start], *out, *x[end:])]  # type: ignore[misc]
     if name == "transpose":
         sec = "§4.5.4"
         x = shape(a["input"])
@@ -241,20 +251,7 @@ def infer(name: str, a: dict[str, object], shape: Callable[[object], Shape]) -> 
                  f"{sec}: shapes {[list(s) for s in shapes]} disagree outside axis {axis}")
         return [tuple(sum(s[axis] for s in shapes) if i == axis else e for i, e in enumerate(shapes[0]))]  # type: ignore[index]
     if name == "slice":
-        sec = "§4.5.9"
-        x = shape(a["input"])
-        axes, begin, end = (_ints(a[k], k, sec) for k in ("axes", "begin", "end"))
-        _req(len(axes) == len(begin) == len(end), f"{sec}: 'axes', 'begin' and 'end' must have equal lengths")
-        out = list(x)
-        for ax, b, e in zip(axes, begin, end):
-            _req(0 <= ax < len(x), f"{sec}: axis {ax} out of range for rank {len(x)}")
-            ext = x[ax]
-            _req(-ext < b <= ext and -ext < e <= ext, f"{sec}: begin {b}/end {e} out of range for extent {ext}")
-            b2 = b + ext if b < 0 else b
-            e2 = ext if e == 0 else (e + ext if e < 0 else e)
-            _req(e2 > b2, f"{sec}: end {e} must be greater than begin {b} on axis {ax}")
-            out[ax] = e2 - b2
-        return [tuple(out)]
+        return [slice_extents(shape(a["input"]), a)[2]]
     if name in ("avg_roi_pool", "max_roi_pool", "roi_resample"):
         sec = "§4.6"
         x, rois, bi = shape(a["input"]), shape(a["rois"]), shape(a["batch_index"])
@@ -278,4 +275,37 @@ def infer(name: str, a: dict[str, object], shape: Callable[[object], Shape]) -> 
         _req(shape(a["variable"]) == shape(a["value"]),
              f"§4.8: shapes of variable {list(shape(a['variable']))} and value {list(shape(a['value']))} differ")
         return [shape(a["value"])]
-    raise ShapeProblem(f"§4: no shape rule for primitive '{name}'")
+    from nnkiln.frontends.nnef.shapes_v105 import infer_v105
+
+    return infer_v105(name, a, shape)
+
+
+def slice_extents(x: Shape, a: dict[str, object]) -> tuple[list[int], list[int], Shape]:
+    """``slice`` (§4.5.9; ``stride`` from NNEF 1.0.5): (first, step, output shape) per input axis.
+
+    With no stride (or all 1) the 1.0.3 rules hold: ``end = 0`` means the extent; negative bounds count from
+    the end. Decision (1.0.5, as the Khronos tools): bounds outside the axis are clamped to [-1, extent]
+    after the negative ones are shifted (so ONNX's INT_MAX ends work), ``stride < 0`` walks from ``begin``
+    down to ``end`` (exclusive) and the extent is ``ceil((end - begin) / stride)``; an empty result (extent
+    0) is an error (tensors have positive extents, §4.1.1).
+    """
+    sec = "§4.5.9"
+    axes, begin, end = (_ints(a[k], k, sec) for k in ("axes", "begin", "end"))
+    stride = _ints(a.get("stride", []), "stride", sec) or [1] * len(axes)
+    _req(len(axes) == len(begin) == len(end) == len(stride),
+         f"{sec}: 'axes', 'begin', 'end' (and 'stride') must have equal lengths")
+    out, first, step = list(x), [0] * len(x), [1] * len(x)
+    ones = all(st == 1 for st in stride)
+    for ax, b, e, st in zip(axes, begin, end, stride):
+        _req(0 <= ax < len(x), f"{sec}: axis {ax} out of range for rank {len(x)}")
+        _req(st != 0, f"{sec}: 'stride' items must be non-zero")
+        ext = x[ax]
+        if ones and e == 0:
+            e = ext
+        b2 = min(max(b + ext if b < 0 else b, -1), ext)
+        e2 = min(max(e + ext if e < 0 else e, -1), ext)
+        ok = 0 <= b2 < e2 if st > 0 else e2 < b2 < ext
+        _req(ok, f"{sec}: empty or invalid range begin {b} / end {e} / stride {st} on axis {ax} (extent {ext})")
+        out[ax] = -((e2 - b2) // -st) if st > 0 else -((b2 - e2) // -(-st))
+        first[ax], step[ax] = b2, st
+    return first, step, tuple(out)

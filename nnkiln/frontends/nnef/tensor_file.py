@@ -18,6 +18,11 @@ Decisions where §5.2 is silent (inventory §1.13):
 * Signed logarithmic quantization (min = -max): the most significant of the b bits is the sign (1 =
   negative) and the magnitude code uses b-1 bits.  Decoding follows §5.2: ``x = 2^(q + m - r)`` with
   ``m = ceil(log2 max)``, ``r = 2^b' - 1`` (b' the magnitude width); the encoder maps 0 to code 0.
+* NNEF 1.0.5 (written by the Khronos ``nnef`` package 1.0.10 / nnef-tools) reuses the code field as an
+  *item type*: 2 unsigned and 3 signed quantized codes (their real values come from the tensor's
+  ``graph.quant`` entry, e.g. ``zero_point_linear_quantize``; ``dequantize()`` returns the codes), 4 signed
+  integer, 5 logical (1 bit). Code 1 stays the 1.0.3 integer whose first parameter word is the signedness
+  (the 1.0.5 "unsigned" code with a zero word reads the same). These are read, not written.
 * The data length must equal ``ceil(volume * bits / 8)`` exactly, and the file must end right after it.
 """
 
@@ -45,6 +50,17 @@ class ItemType(IntEnum):
     INTEGER = 0x01
     LINEAR_QUANTIZED = 0x10
     LOGARITHMIC_QUANTIZED = 0x11
+    # NNEF 1.0.5 item types (Khronos ``nnef`` 1.0.10 writes them; same header offset as the 1.0.3 code)
+    QUANTIZED_UNSIGNED = 0x02
+    QUANTIZED_SIGNED = 0x03
+    SIGNED_INTEGER = 0x04
+    LOGICAL = 0x05
+
+
+#: Item types whose items are integer codes of a quantization given by graph.quant (NNEF 1.0.5).
+CODE_TYPES = frozenset({ItemType.QUANTIZED_UNSIGNED, ItemType.QUANTIZED_SIGNED})
+#: Item types read as plain numbers (no quantization).
+PLAIN_TYPES = frozenset({ItemType.FLOAT, ItemType.INTEGER, ItemType.SIGNED_INTEGER, ItemType.LOGICAL})
 
 
 @dataclass
@@ -182,8 +198,14 @@ def read_tensor(data: bytes, file: str = "<tensor>") -> TensorData:
         if bits not in (16, 32, 64):
             raise _err(f"float items must have 16, 32 or 64 bits, found {bits}", file)
         values = codes.astype(f"<u{bits // 8}").view(f"<f{bits // 8}")
-    elif item_type is ItemType.INTEGER:
-        signed = struct.unpack_from("<I", params, 0)[0] != 0
+    elif item_type in (ItemType.INTEGER, ItemType.SIGNED_INTEGER, ItemType.LOGICAL, ItemType.QUANTIZED_SIGNED,
+                       ItemType.QUANTIZED_UNSIGNED):
+        if item_type is ItemType.INTEGER:
+            signed = struct.unpack_from("<I", params, 0)[0] != 0
+        else:
+            signed = item_type in (ItemType.SIGNED_INTEGER, ItemType.QUANTIZED_SIGNED)
+        if item_type is ItemType.LOGICAL and bits != 1:
+            raise _err(f"logical items must have 1 bit, found {bits}", file)
         if signed:
             shift = np.int64(64 - bits)  # sign-extend the b-bit two's complement code
             values = (codes.astype(np.uint64).view(np.int64) << shift) >> shift

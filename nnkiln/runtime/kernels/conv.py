@@ -1,4 +1,21 @@
-"""Float32 CONV2D and DEPTHWISE_CONV2D fast paths, writing into the output view with fused epilogues.
+"""Float32 CONV2D, DEPTHWISE_CONV2D (and MAX/AVG_POOL2D) fast paths, writing into the output view with
+fused epilogues.
+
+Native kernels first (``nnkiln/runtime/native/conv.c``, compiled on first use by ``runtime.native``;
+see that file's header for the algorithms): CONV2D as an implicit GEMM over the zero-padded NHWC input
+(no im2col; weights packed once at load time into 16-channel panels; 6x16 AVX2/FMA register tiles
+summed from the bias; long K cut into L1-sized blocks), DEPTHWISE_CONV2D row by row with the
+reference's float32 operations in its order (identical results; 3x3 kernels with stride 1 or 2 load
+each input pixel once per kernel row), MAX/AVG_POOL2D likewise identical. Post-ops run in registers
+before the store when every one has a C form (``NativeEpilogue``: CLAMP, ADD/SUB/MUL with a
+full-shape or per-channel operand); otherwise the C kernel adds the bias and the Python ``Epilogue``
+runs afterwards. Threads: ``blas.kernel_threads()`` (1 during multi-executor runs; the machine's
+thread setting otherwise) are shared through the library's own pool (work items claimed from an
+atomic counter: a busy core never stalls the caller; kernels below ``_PAR_MIN_FLOPS`` stay on one
+thread). Measured on the 2-core AVX2 machine: the implicit GEMM runs at 80-90 GFLOP/s on ResNet's 3x3
+convolutions (OpenBLAS via im2col: 55-80), 50-80 on MobileNetV2's 1x1 convolutions (OpenBLAS: 30-75).
+
+The numpy paths below are the fallback (``NNKILN_NO_NATIVE=1``, no C compiler), kept and tested:
 
 CONV2D (spec §2.3.3) as GEMM ``[rows, KH·KW·IC] × [KH·KW·IC, OC]`` with ``np.matmul(out=)`` (``gemm``) into the
 output view:
@@ -27,6 +44,7 @@ whole-image passes beat row blocks here (fewer numpy calls; the data is L2/L3 re
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -34,7 +52,10 @@ from typing import Any
 import numpy as np
 
 from nnkiln.backend.blob_format import BufferDesc
-from nnkiln.runtime.kernels.epilogue import Epilogue
+from nnkiln.kinds import Kind
+from nnkiln.runtime import native
+from nnkiln.runtime.blas import kernel_threads
+from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds, operand_2d
 from nnkiln.runtime.kernels.gemm import gemm, min_rows
 
 FastFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]], None]
@@ -89,8 +110,214 @@ def _geometry(attrs: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...], 
     return pad, stride, dil
 
 
+def use_native_conv(k: int, oc: int, rows: int) -> bool:
+    """Whether CONV2D uses the C implicit-GEMM kernel when it is available (else im2col + BLAS): always,
+    as it was at least as fast as OpenBLAS on every ResNet-18 / MobileNetV2 shape measured on the
+    2-core AVX2 machine (a hook for targets where it is not)."""
+    return True
+
+
 def _bias_step(o: np.ndarray, b: np.ndarray) -> None:
     np.add(o, b, out=o)
+
+
+# -- native kernels (nnkiln/runtime/native/conv.c) ----------------------------------------------------------
+
+_P = ctypes.c_void_p
+_I = ctypes.c_int
+_SIGNATURES: dict[str, dict[str, tuple[list[Any], Any]]] = {
+    "conv": {"nk_conv_f32": ([_P, _I, _I, _I, _I, _I, _I, _I, _I, _P, _I, _I, _P, _I, _P, _P, _I, _P, _P, _P, _I], _I),
+             "nk_pack_weights": ([_P, _I, ctypes.c_long, _P], None),
+             "nk_depthwise_f32": ([_P, _I, _I, _I, _I, _I, _P, _I, _I, _P, _P, _I, _I, _I, _I, _I, _I, _I, _I,
+                                   _I, _P, _P, _P, _I], _I),
+             "nk_pool2d_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I, _I, _I, _I, _I, _I], _I),
+             "nk_pad_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I], _I),
+             "nk_pool_workers": ([], _I)},
+}
+_PAR_MIN_FLOPS = 4e6
+"""Kernels with less work than this (multiply-adds x 2) run on the calling thread only."""
+_EPI_CODES = {"tosa.add": (2, 3), "tosa.sub": (4, 5), "tosa.mul": (6, 7)}
+
+
+def native_lib(name: str) -> Any:
+    """``native.load(name)`` with the argument types of its functions set, or None."""
+    lib = native.load(name)
+    if lib is not None and not getattr(lib, "_nk_typed", False):
+        for fn, (args, res) in _SIGNATURES[name].items():
+            f = getattr(lib, fn)
+            f.argtypes = args
+            f.restype = res
+        lib._nk_typed = True
+    return lib
+
+
+class NativeEpilogue:
+    """The post-ops of an ``Epilogue`` as the C kernels' op list (codes, parameters, operand slots),
+    or ``ok = False`` when one of them has no C form (then the Python epilogue runs afterwards)."""
+
+    def __init__(self, epi: Epilogue | None, out: BufferDesc):
+        self.ok = True
+        codes: list[int] = []
+        prm: list[float] = []
+        self.slots: list[int] = []  # index into the extras, per op (-1: none)
+        spec = getattr(epi, "spec", None) if epi is not None else ([], [])
+        if spec is None:
+            self.ok = False
+            spec = ([], [])
+        posts, extras = spec
+        k = 0
+        for p in posts:
+            name, attrs = p["kernel"], p.get("attrs", {})
+            if p.get("operand") is not None:
+                ex = extras[k] if k < len(extras) else None
+                mode = operand_2d(ex.shape, out.shape) if ex is not None else None
+                if (name not in _EPI_CODES or ex is None or ex.kind is not Kind.F32 or mode is None or mode == "row"
+                        or (mode == "channel" and ex.shape[-1] != out.shape[-1]) or (name == "tosa.mul" and attrs.get("shift", 0))):
+                    self.ok = False
+                    break
+                codes.append(_EPI_CODES[name][0 if mode == "full" else 1])
+                prm += [0.0, 0.0]
+                self.slots.append(k)
+                k += 1
+            elif name == "tosa.clamp" and clamp_bounds(attrs) is not None:
+                lo, hi = clamp_bounds(attrs)  # type: ignore[misc]
+                codes.append(1)
+                prm += [float(lo), float(hi)]
+                self.slots.append(-1)
+            else:
+                self.ok = False
+                break
+        if not self.ok:
+            codes, prm, self.slots = [], [], []
+        self.n = len(codes)
+        self.codes = np.array(codes or [0], np.intc)
+        self.prm = np.array(prm or [0.0, 0.0], np.float32)
+
+        self.codes_p, self.prm_p = _ptr(self.codes), _ptr(self.prm)
+        self._cached: tuple[list[np.ndarray | None], Any] | None = None
+
+    def pointers(self, extras: Sequence[np.ndarray]) -> tuple[Any, list[np.ndarray | None]]:
+        """The C array of operand pointers for one call (and the arrays to keep alive meanwhile);
+        reused while the operands are the same array objects."""
+        keep = [np.ascontiguousarray(extras[s], _F32) if s >= 0 else None for s in self.slots]
+        c = self._cached
+        if c is not None and all(a is b for a, b in zip(c[0], keep)):
+            return c[1], keep
+        arr = (_P * max(1, self.n))(*[a.ctypes.data if a is not None else None for a in keep])
+        self._cached = (keep, arr)
+        return arr, keep
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+class _Ptrs:
+    """Data addresses of a kernel's arguments, remembered per argument slot: arena and constant views
+    are the same array objects on every run, and ``a.ctypes.data`` costs microseconds."""
+
+    __slots__ = ("last",)
+
+    def __init__(self, n: int):
+        self.last: list[tuple[np.ndarray, int] | None] = [None] * n
+
+    def __call__(self, i: int, a: np.ndarray) -> int:
+        c = self.last[i]
+        if c is not None and c[0] is a:
+            return c[1]
+        p = a.ctypes.data
+        self.last[i] = (a, p)
+        return p
+
+
+def _channel_vector(b: np.ndarray, c: int) -> np.ndarray:
+    if b.shape == (c,):
+        return np.ascontiguousarray(b, _F32)
+    return np.full(c, b.reshape(-1)[0], _F32)
+
+
+def _native_depthwise(geo: tuple[int, ...], epi: Epilogue | None, out: BufferDesc) -> FastFn | None:
+    lib = native_lib("conv")
+    if lib is None:
+        return None
+    n, ih, iw, c, m, kh, kw, oh, ow, sy, sx, dy, dx, pt, pl = geo
+    parallel = 2.0 * n * oh * ow * c * m * kh * kw >= _PAR_MIN_FLOPS / 16  # memory-bound: split smaller jobs
+    nepi = NativeEpilogue(epi, out)
+    fn = lib.nk_depthwise_f32
+    ptr = _Ptrs(4)
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
+        x = np.ascontiguousarray(ins[0], _F32)
+        w = np.ascontiguousarray(ins[1], _F32)
+        b = _channel_vector(ins[2], c * m)
+        o = outs[0]
+        dst = o if o.flags.c_contiguous else np.empty(o.shape, _F32)
+        ptrs, keep = nepi.pointers(extras)
+        fn(ptr(0, x), n, ih, iw, c, m, ptr(1, w), kh, kw, ptr(2, b), ptr(3, dst), oh, ow, sy, sx, dy, dx, pt, pl,
+           nepi.n, nepi.codes_p, nepi.prm_p, ptrs, kernel_threads() if parallel else 1)
+        del keep
+        if dst is not o:
+            np.copyto(o, dst)
+        if epi is not None and not nepi.ok:
+            epi(o.reshape(-1, c * m), slice(None), extras)
+
+    return run
+
+
+def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue | None, out: BufferDesc) -> FastFn | None:
+    lib = native_lib("conv")
+    if lib is None:
+        return None
+    n, ih, iw, ic, oc, kh, kw, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr = geo
+    k = kh * kw * ic
+    panels = -(-oc // 16)
+    padded = bool(pt or pb or pl or pr)
+    hp, wp = ih + pt + pb, iw + pl + pr
+    if dx == 1:  # a kernel row's taps are one contiguous segment of kw*ic input values
+        toff = np.array([ky * dy * wp * ic for ky in range(kh)], np.dtype("l"))
+        seg = kw * ic
+    else:
+        toff = np.array([(ky * dy * wp + kx * dx) * ic for ky in range(kh) for kx in range(kw)], np.dtype("l"))
+        seg = ic
+    parallel = 2.0 * n * oh * ow * oc * k >= _PAR_MIN_FLOPS
+    nepi = NativeEpilogue(epi, out)
+    conv_fn, pack, pad_fn = lib.nk_conv_f32, lib.nk_pack_weights, lib.nk_pad_f32
+
+    def packed(w: np.ndarray) -> np.ndarray:
+        wc = np.ascontiguousarray(w, _F32)
+        bp = np.empty(panels * k * 16, _F32)
+        pack(_ptr(wc), oc, k, _ptr(bp))
+        return bp
+
+    bp_const = packed(wconst) if wconst is not None else None
+    ptr = _Ptrs(6)
+    toff_p = _ptr(toff)
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
+        x, w, b = ins
+        bp = bp_const if bp_const is not None else packed(w)
+        nt = kernel_threads() if parallel else 1
+        if padded:  # the zero-bordered copy, in C (rows shared by the threads)
+            xc = np.ascontiguousarray(x, _F32)
+            xp = scratch(n * hp * wp * ic)
+            pad_fn(ptr(4, xc), n, ih, iw, ic, ptr(5, xp), pt, pb, pl, pr, nt)
+        else:
+            xp = np.ascontiguousarray(x, _F32)
+        bias = _channel_vector(b, oc)
+        o = outs[0]
+        dst = o if o.flags.c_contiguous else np.empty(o.shape, _F32)
+        ptrs, keep = nepi.pointers(extras)
+        rc = conv_fn(ptr(0, xp), n, hp, wp, ic, oh, ow, sy, sx, toff_p, toff.size, seg, ptr(1, bp), oc, ptr(2, bias),
+                     ptr(3, dst), nepi.n, nepi.codes_p, nepi.prm_p, ptrs, nt)
+        del keep
+        if rc != 0:
+            raise MemoryError("native conv2d: out of memory")
+        if dst is not o:
+            np.copyto(o, dst)
+        if epi is not None and not nepi.ok:
+            epi(o.reshape(-1, oc), slice(None), extras)
+
+    return run
 
 
 def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
@@ -115,6 +342,10 @@ def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
     k = kh * kw * ic
     rows = n * oh * ow
     wconst = consts[1]
+    if use_native_conv(k, oc, rows):
+        nat = _native_conv((n, ih, iw, ic, oc, kh, kw, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr), wconst, epi, ob[0])
+        if nat is not None:
+            return nat
     wmat = None
     if wconst is not None:
         wmat = wconst.reshape(oc, k).T if rows < oc else np.ascontiguousarray(wconst.reshape(oc, k).T)
@@ -192,6 +423,9 @@ def depthwise(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buff
         return None
     if (oh - 1) * sy + (kh - 1) * dy + 1 > ih + pt + pb or (ow - 1) * sx + (kw - 1) * dx + 1 > iw + pl + pr:
         return None
+    nat = _native_depthwise((n, ih, iw, c, m, kh, kw, oh, ow, sy, sx, dy, dx, pt, pl), epi, ob[0])
+    if nat is not None:
+        return nat
     padded = any(pad)
     pimg = (ih + pt + pb) * (iw + pl + pr) * c if padded else 0
     taps = [(ky, kx, slice(ky * dy, ky * dy + (oh - 1) * sy + 1, sy), slice(kx * dx, kx * dx + (ow - 1) * sx + 1, sx))
@@ -221,4 +455,49 @@ def depthwise(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buff
     return run
 
 
-__all__ = ["conv2d", "depthwise", "scratch"]
+def pool2d(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc],
+           ob: Sequence[BufferDesc]) -> Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], None] | None:
+    """MAX_POOL2D (spec §2.3.6) / AVG_POOL2D (spec §2.3.1) on float32 NHWC with the native kernel
+    (``nk_pool2d_f32``: the taps inside the input in row-major order, numpy's NaN-propagating maximum
+    resp. a float32 sum divided by the number of such taps: the reference's operations, identical
+    results), or None (no native library, odd geometry, an average window with no input, zero points):
+    then ``kernels.fast`` uses its numpy path."""
+    lib = native_lib("conv")
+    if lib is None or len(ib) != 1 or len(ob) != 1 or ib[0].kind is not Kind.F32 or ob[0].kind is not Kind.F32:
+        return None
+    k, stride, pad = ints(attrs.get("kernel"), 2), ints(attrs.get("stride"), 2), ints(attrs.get("pad"), 4)
+    if k is None or stride is None or pad is None or min(stride) < 1 or min(k) < 1 or min(pad) < 0:
+        return None
+    if not max_pool and (attrs.get("input_zp", 0) or attrs.get("output_zp", 0)):
+        return None
+    xs, os_ = ib[0].shape, ob[0].shape
+    if len(xs) != 4 or len(os_) != 4 or xs[0] != os_[0] or xs[3] != os_[3]:
+        return None
+    n, ih, iw, c = xs
+    oh, ow = os_[1], os_[2]
+    (kh, kw), (sy, sx), (pt, pb, pl, pr) = k, stride, pad
+    if (oh, ow) != (out_size(ih, kh, sy, 1, pt, pb), out_size(iw, kw, sx, 1, pl, pr)) or oh < 1 or ow < 1:
+        return None
+
+    def inside(i: int, kk: int, s: int, p: int, o: int) -> bool:  # every window holds an input position
+        return all(min(i, q * s - p + kk) > max(0, q * s - p) for q in range(o))
+
+    if not max_pool and not (inside(ih, kh, sy, pt, oh) and inside(iw, kw, sx, pl, ow)):
+        return None  # a window with no input: the reference decides (division by zero)
+    parallel = n * oh * ow * c * kh * kw >= _PAR_MIN_FLOPS / 4
+    fn = lib.nk_pool2d_f32
+    ptr = _Ptrs(2)
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+        x = np.ascontiguousarray(ins[0], _F32)
+        o = outs[0]
+        dst = o if o.flags.c_contiguous else np.empty(o.shape, _F32)
+        fn(ptr(0, x), n, ih, iw, c, ptr(1, dst), oh, ow, kh, kw, sy, sx, pt, pl, int(max_pool),
+           kernel_threads() if parallel else 1)
+        if dst is not o:
+            np.copyto(o, dst)
+
+    return run
+
+
+__all__ = ["conv2d", "depthwise", "pool2d", "scratch"]

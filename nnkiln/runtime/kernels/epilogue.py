@@ -167,7 +167,9 @@ def build(posts: Sequence[dict[str, Any]], out: BufferDesc, extras: Sequence[Buf
         if step is None:
             return None
         steps.append(step)
-    return Epilogue(steps)
+    epi = Epilogue(steps)
+    epi.spec = (list(posts), list(extras))  # type: ignore[attr-defined]  # read by kernels.conv (native epilogues)
+    return epi
 
 
 __all__ = ["Epilogue", "block_of", "build", "clamp_bounds", "operand_2d"]

@@ -14,6 +14,8 @@ Numerics against ``nnkiln.reference`` (float32 everywhere, like the reference):
   in the same order: bit-identical).
 - FULLY_CONNECTED, MATMUL: ``np.matmul(out=)`` (``kernels.gemm``: one BLAS thread for small products)
   (+ bias); elementwise ops with ``out=``.
+- TRANSPOSE (float32): one strided ``np.copyto``; GATHER (float32 values, int32 indices):
+  ``np.take`` per batch (both copies: identical to the reference).
 """
 
 from __future__ import annotations
@@ -182,6 +184,8 @@ def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
           consts: Sequence[np.ndarray | None], epi: Epilogue | None = None) -> FastFn | None:
     """A fast float32 implementation of ``name`` (with the fused epilogue ``epi``) for these operands,
     or ``None``: ``fn(ins, outs, extras)``."""
+    if name == "tosa.gather" and epi is None:
+        return _gather(ib, ob)
     if not all(b.kind is Kind.F32 for b in (*ib, *ob)):
         return None
     if any(attrs.get(z, 0) for z in ("input_zp", "weight_zp", "output_zp", "A_zp", "B_zp", "input1_zp", "input2_zp")):
@@ -272,10 +276,56 @@ def _reduce(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequ
     return run
 
 
+def _gather(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None:
+    """GATHER of float32 ``values [N, K, C]`` by int32 ``indices [N, W]`` (spec §2.11.1): ``np.take``
+    per batch straight into the output (a copy of rows: identical to the reference). An index outside
+    ``[0, K)`` (REQUIRE) makes the call defer to the reference kernel, which reports it."""
+    if len(ib) != 2 or len(ob) != 1 or ib[0].kind is not Kind.F32 or ob[0].kind is not Kind.F32:
+        return None
+    if ib[1].kind is not Kind.I32:
+        return None
+    vs, xs, os_ = ib[0].shape, ib[1].shape, ob[0].shape
+    if len(vs) != 3 or len(xs) != 2 or vs[0] != xs[0] or os_ != (vs[0], xs[1], vs[2]) or vs[1] == 0:
+        return None
+    from nnkiln.runtime.kernels.reference import call_reference
+
+    k = vs[1]
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
+        values, idx = ins
+        out = outs[0]
+        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= k):
+            res = call_reference("tosa.gather", [values, idx], {}, [Kind.F32, Kind.I32], [Kind.F32],
+                                 [out.dtype], [out.shape])
+            np.copyto(out, res[0])
+            return
+        for n in range(out.shape[0]):
+            np.take(values[n], idx[n], axis=0, out=out[n])
+
+    return run
+
+
+def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> PlainFn | None:
+    """TRANSPOSE (spec §2.10.7): one strided copy into the output (identical to the reference)."""
+    perms = attrs.get("perms")
+    if len(ib) != 1 or len(ob) != 1 or not isinstance(perms, tuple):
+        return None
+    xs = ib[0].shape
+    if sorted(perms) != list(range(len(xs))) or ob[0].shape != tuple(xs[p] for p in perms):
+        return None
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+        np.copyto(outs[0], ins[0].transpose(perms))
+
+    return run
+
+
 def _plain(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc],
            ob: Sequence[BufferDesc]) -> PlainFn | None:
+    if name == "tosa.transpose":
+        return _transpose(attrs, ib, ob)
     if name in ("tosa.max_pool2d", "tosa.avg_pool2d"):
-        return _pool(name == "tosa.max_pool2d", attrs, ib, ob)
+        return conv.pool2d(name == "tosa.max_pool2d", attrs, ib, ob) or _pool(name == "tosa.max_pool2d", attrs, ib, ob)
     if name in ("tosa.reduce_sum", "tosa.reduce_max", "tosa.reduce_min"):
         return _reduce(name, attrs, ib, ob)
     if name in _BINARY and len(ib) == 2 and _broadcastable(ib, ob):

@@ -30,10 +30,13 @@ def alexnet_text() -> str:
 
 
 def test_standard_library_has_96_operations() -> None:
-    ops = [n for n in standard_fragments() if not n.startswith("_")]
+    from nnkiln.frontends.nnef.document import V105_ADDITIONS
+
+    ops = [n for n in standard_fragments() if not n.startswith("_") and n not in V105_ADDITIONS]
     assert len(ops) == 96
     prims = [n for n in ops if standard_fragments()[n].body is None]
     assert len(prims) == 51   # §4 group counts (inventory §1.8)
+    assert len(V105_ADDITIONS) == 23 and V105_ADDITIONS <= set(standard_fragments())  # NNEF 1.0.5 additions
 
 
 def test_alexnet_shapes() -> None:

@@ -241,11 +241,12 @@ def test_logarithmic_stays_float(tmp_path) -> None:  # noqa: ANN001
     np.testing.assert_allclose(out, [[4.0, 0.0]])  # 3 → 2^round(log2 3) = 4
 
 
-def test_zero_point_linear_quantize_is_rejected_by_name(tmp_path) -> None:  # noqa: ANN001
+def test_zero_point_linear_quantize_is_accepted(tmp_path) -> None:  # noqa: ANN001
+    """NNEF 1.0.5's algorithm (see quant_v105): relu(1.3) = 1.3 → round(1.3/0.5) = 3 → 1.5; relu(-1) = 0."""
     (tmp_path / "graph.nnef").write_text("version 1.0;\ngraph G( x ) -> ( y )\n{\n  x = external<scalar>(shape = [1, 2]);\n"
                                          "  y = relu(x);\n}\n")
     (tmp_path / "graph.quant").write_text(
         '"y": zero_point_linear_quantize(zero_point = 0, scale = 0.5, bits = 8, signed = true, symmetric = false);\n')
     for lenient in (False, True):
-        with pytest.raises(NnefError, match="zero_point_linear_quantize"):
-            load_nnef(str(tmp_path), lenient=lenient)
+        out = np.asarray(run(load_nnef(str(tmp_path), lenient=lenient), {"x": np.array([[1.3, -1.0]], np.float32)})["y"])
+        np.testing.assert_allclose(out, [[1.5, 0.0]])

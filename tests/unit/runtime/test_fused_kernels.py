@@ -88,7 +88,7 @@ def test_depthwise_identical_to_reference(m, stride, pad) -> None:  # noqa: ANN0
     np.testing.assert_array_equal(got, relu6)
 
 
-def test_elementwise_chain_identical_to_reference() -> None:
+def test_elementwise_chain_matches_reference() -> None:
     """mul(x, row[.,1]) -> add(channel const) -> sub(full) -> exp -> rsqrt -> reciprocal -> tanh, in blocks."""
     rows, c = 300, 512  # 153600 elements: several blocks of 64 Ki elements
     x, r, ch, full = _f(rows, c), _f(rows, 1), _f(1, c), _f(rows, c)
@@ -101,7 +101,8 @@ def test_elementwise_chain_identical_to_reference() -> None:
                [{"kernel": "tosa.add", "attrs": {}, "operand": 2}, {"kernel": "tosa.sub", "attrs": {}, "operand": 3},
                 {"kernel": "tosa.exp", "attrs": {}}, {"kernel": "tosa.rsqrt", "attrs": {}},
                 {"kernel": "tosa.reciprocal", "attrs": {}}, {"kernel": "tosa.tanh", "attrs": {}}])
-    np.testing.assert_array_equal(got, e)
+    # native EXP/TANH (C expf/tanhf) may round an ulp away from numpy's; the contract is 1e-5 relative
+    np.testing.assert_allclose(got, e, rtol=2e-6, atol=0)
 
 
 def test_matmul_bias_epilogue_and_reductions() -> None:

@@ -1,0 +1,996 @@
+/* Float32 NHWC convolutions with fused epilogues, used by nnkiln/runtime/kernels/conv.py (which keeps a
+ * numpy/BLAS fallback for everything here). Compiled without -ffast-math: NaN/inf follow IEEE.
+ *
+ * CONV2D (TOSA spec §2.3.3) as an implicit GEMM, nk_conv_f32:
+ * out[r, oc] = sum_k A[r, k] * W[oc, k] with k = (ky, kx, ic) and row r = (n, oy, ox); A is never
+ * materialised: row r of tap (ky, kx) starts at xp + ((n*Hp + oy*sy)*Wp + ox*sx)*IC + toff[t],
+ * toff[t] = (ky*dy*Wp + kx*dx)*IC, where xp is the (already zero-padded) input [N, Hp, Wp, IC]; with
+ * dx = 1 the taps of one kernel row are one contiguous segment of KW*IC values (toff per ky, seg =
+ * KW*IC), else every tap is a segment of IC values.
+ * The weights are packed once (nk_pack_weights) into panels of NR = 16 output channels:
+ * bp[(j*K + k)*16 + q] = W[j*16 + q, k] (zero beyond OC).
+ * Micro-kernel: MR = 6 rows x 16 channels in 12 AVX registers starting from the bias, the whole K
+ * summed in registers (fused multiply-add, k in order), then the post-ops, then one store. Numerics: a
+ * different summation order (and rounding) from the reference's, within the runtime's 1e-5
+ * relative float tolerance, as the BLAS path. Column blocks keep K x NC of the packed weights
+ * within about 256 KiB (L2) while every row tile passes over them.
+ *
+ * DEPTHWISE_CONV2D (TOSA spec §2.3.5), nk_depthwise_f32: for every output element the taps (ky, kx)
+ * are visited in row-major order and taps outside the input are skipped, acc = 0; acc = acc + x * w
+ * (a float32 product, then a float32 sum: no fused multiply-add), then acc + bias, then the post-ops
+ * in order: exactly the reference interpreter's float32 operations, so the results are identical.
+ *
+ * MAX_POOL2D / AVG_POOL2D (nk_pool2d_f32) and the zero-padded input copy of CONV2D (nk_pad_f32) live
+ * here too, to share the thread pool.
+ *
+ * Epilogue ops (code, param0, param1, pointer): 1 CLAMP min(max(v, p0), p1) with NaN kept;
+ * 2/3 ADD full/channel operand; 4/5 SUB (v - operand) full/channel; 6/7 MUL full/channel.
+ * "full" operands have the output's layout [rows, CO]; "channel" ones are indexed by the channel.
+ *
+ * Threads: work items (chunks of row tiles / output rows) are shared by the calling thread and up to
+ * nthreads - 1 pool workers through one atomic ticket counter (nk_parallel). The caller never waits
+ * for a worker to arrive: only for items already taken, so a worker whose core is busy elsewhere
+ * (shared machine) costs nothing; workers spin briefly after a job, then sleep. Results do not depend
+ * on the thread count (items split outputs, never a sum).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+#define NK_SIMD 1
+#endif
+
+/* -- the thread pool ------------------------------------------------------------------------------ */
+
+typedef void (*nk_job)(void *ctx, long item);
+
+#define NK_MAXW 31
+#define NK_SPIN_NS 200000L  /* workers spin this long after a job before sleeping */
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
+static atomic_flag pool_busy = ATOMIC_FLAG_INIT;
+static int pool_nw = 0, pool_sleepers = 0;
+static unsigned pool_seen0[NK_MAXW];
+static atomic_uint pool_gen;
+static atomic_ullong pool_ticket;  /* (generation << 32) | next item */
+static atomic_long pool_done;
+static nk_job pool_fn;
+static void *pool_ctx;
+static long pool_items;
+static int pool_active;
+
+static inline void nk_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static inline long nk_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void run_items(unsigned gen, nk_job fn, void *ctx, long items) {
+    for (;;) {
+        unsigned long long t = atomic_load(&pool_ticket);
+        if ((unsigned)(t >> 32) != gen) return;
+        long i = (long)(t & 0xffffffffULL);
+        if (i >= items) return;
+        if (!atomic_compare_exchange_weak(&pool_ticket, &t, t + 1)) continue;
+        fn(ctx, i);
+        atomic_fetch_add(&pool_done, 1);
+    }
+}
+
+static void *pool_worker(void *arg) {
+    int id = (int)(long)arg;
+    unsigned seen = pool_seen0[id];
+    for (;;) {
+        unsigned g = atomic_load(&pool_gen);
+        if (g == seen) {
+            long start = nk_now_ns();
+            int k = 0;
+            while ((g = atomic_load(&pool_gen)) == seen) {
+                nk_relax();
+                if (++k == 256) {
+                    k = 0;
+                    if (nk_now_ns() - start > NK_SPIN_NS) break;
+                }
+            }
+        }
+        pthread_mutex_lock(&pool_mu);
+        while ((g = atomic_load(&pool_gen)) == seen) {
+            pool_sleepers++;
+            pthread_cond_wait(&pool_cv, &pool_mu);
+            pool_sleepers--;
+        }
+        nk_job fn = pool_fn;
+        void *ctx = pool_ctx;
+        long items = pool_items;
+        int active = pool_active;
+        pthread_mutex_unlock(&pool_mu);
+        seen = g;
+        if (id < active) run_items(g, fn, ctx, items);
+    }
+    return NULL;
+}
+
+/* fn(ctx, i) for i in [0, items), on the caller and up to nthreads - 1 workers. */
+static void nk_parallel(nk_job fn, void *ctx, long items, int nthreads) {
+    if (nthreads > items) nthreads = (int)items;
+    if (nthreads > NK_MAXW + 1) nthreads = NK_MAXW + 1;
+    if (nthreads <= 1 || atomic_flag_test_and_set(&pool_busy)) {
+        for (long i = 0; i < items; i++) fn(ctx, i);
+        return;
+    }
+    pthread_mutex_lock(&pool_mu);
+    while (pool_nw < nthreads - 1) {
+        pthread_t th;
+        pthread_attr_t at;
+        pool_seen0[pool_nw] = atomic_load(&pool_gen);
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        int err = pthread_create(&th, &at, pool_worker, (void *)(long)pool_nw);
+        pthread_attr_destroy(&at);
+        if (err) break;
+        pool_nw++;
+    }
+    unsigned g = atomic_load(&pool_gen) + 1;
+    if (g == 0) g = 1;
+    pool_fn = fn;
+    pool_ctx = ctx;
+    pool_items = items;
+    pool_active = nthreads - 1;
+    atomic_store(&pool_done, 0);
+    atomic_store(&pool_ticket, (unsigned long long)g << 32);
+    atomic_store(&pool_gen, g);
+    if (pool_sleepers) pthread_cond_broadcast(&pool_cv);
+    pthread_mutex_unlock(&pool_mu);
+    run_items(g, fn, ctx, items);
+    long k = 0;
+    while (atomic_load(&pool_done) < items) {
+        nk_relax();
+        if (++k % 4096 == 0) sched_yield();  /* a worker holding an item may share this core */
+    }
+    atomic_flag_clear(&pool_busy);
+}
+
+/* The number of pool workers started so far (tests). */
+int nk_pool_workers(void) { return pool_nw; }
+
+/* -- CONV2D ---------------------------------------------------------------------------------------- */
+
+#define MR 6
+#define NR 16
+
+void nk_pack_weights(const float *w, int OC, long K, float *bp) {
+    int panels = (OC + NR - 1) / NR;
+    for (int j = 0; j < panels; j++) {
+        for (long k = 0; k < K; k++) {
+            float *dst = bp + ((long)j * K + k) * NR;
+            for (int q = 0; q < NR; q++) {
+                int oc = j * NR + q;
+                dst[q] = oc < OC ? w[(long)oc * K + k] : 0.0f;
+            }
+        }
+    }
+}
+
+static inline float epi_scalar(float v, int nops, const int *codes, const float *prm,
+                               const float *const *ptrs, ptrdiff_t off, int c) {
+    for (int i = 0; i < nops; i++) {
+        const float *p = ptrs[i];
+        switch (codes[i]) {
+        case 1: { float lo = prm[2 * i], hi = prm[2 * i + 1];
+                  v = v < lo ? lo : v; v = v > hi ? hi : v; break; }
+        case 2: v = v + p[off]; break;
+        case 3: v = v + p[c]; break;
+        case 4: v = v - p[off]; break;
+        case 5: v = v - p[c]; break;
+        case 6: v = v * p[off]; break;
+        case 7: v = v * p[c]; break;
+        default: break;
+        }
+    }
+    return v;
+}
+
+typedef struct {
+    const float *xp;
+    int Hp, Wp, IC, OH, OW, sy, sx;
+    const long *toff;
+    int ntaps, seg;    /* K = ntaps * seg: segments of seg contiguous input values per tap list entry */
+    long K;
+    const float *bp;
+    int OC;
+    const float *bias;
+    float *y;
+    int nops;
+    const int *codes;
+    const float *prm;
+    const float *const *ptrs;
+    int mode;          /* 0 bias only, 1 bias+clamp, 2 bias+add(full), 3 bias+add(full)+clamp, 4 generic */
+    const float *res;  /* the full operand of modes 2 and 3 */
+    float lo, hi;      /* the clamp of modes 1 and 3 */
+    const float *bpad; /* SIMD path: the bias padded to whole panels (the sums start from it) */
+} conv_args;
+
+
+#ifdef NK_SIMD
+/* Post-ops and store of 8 channels (c ..) of one row (the bias is already in v); cnt < 8 valid ones:
+ * scalar tail. */
+static inline void store8(const conv_args *a, __m256 v, ptrdiff_t off, int c, int cnt) {
+    if (cnt >= 8) {
+        switch (a->mode) {
+        case 0: _mm256_storeu_ps(a->y + off, v); return;
+        case 1:  /* max_ps/min_ps return the second operand when either is NaN: NaN propagates */
+            v = _mm256_min_ps(_mm256_set1_ps(a->hi), _mm256_max_ps(_mm256_set1_ps(a->lo), v));
+            _mm256_storeu_ps(a->y + off, v);
+            return;
+        case 2: _mm256_storeu_ps(a->y + off, _mm256_add_ps(v, _mm256_loadu_ps(a->res + off))); return;
+        case 3:
+            v = _mm256_add_ps(v, _mm256_loadu_ps(a->res + off));
+            v = _mm256_min_ps(_mm256_set1_ps(a->hi), _mm256_max_ps(_mm256_set1_ps(a->lo), v));
+            _mm256_storeu_ps(a->y + off, v);
+            return;
+        default: break;
+        }
+        for (int e = 0; e < a->nops; e++) {
+            const float *p = a->ptrs[e];
+            switch (a->codes[e]) {
+            case 1: /* max_ps/min_ps return the second operand when either is NaN: NaN propagates */
+                v = _mm256_max_ps(_mm256_set1_ps(a->prm[2 * e]), v);
+                v = _mm256_min_ps(_mm256_set1_ps(a->prm[2 * e + 1]), v);
+                break;
+            case 2: v = _mm256_add_ps(v, _mm256_loadu_ps(p + off)); break;
+            case 3: v = _mm256_add_ps(v, _mm256_loadu_ps(p + c)); break;
+            case 4: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + off)); break;
+            case 5: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + c)); break;
+            case 6: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + off)); break;
+            case 7: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + c)); break;
+            default: break;
+            }
+        }
+        _mm256_storeu_ps(a->y + off, v);
+        return;
+    }
+    float tmp[8] __attribute__((aligned(32)));
+    _mm256_store_ps(tmp, v);
+    for (int q = 0; q < cnt; q++)
+        a->y[off + q] = epi_scalar(tmp[q], a->nops, a->codes, a->prm, a->ptrs, off + q, c + q);
+}
+#endif
+
+/* Rows r0 .. r0+mr-1 (mr <= MR; their input pointers in base), channel panel j, the k range [kb, ke).
+ * cb == NULL: the whole K in one pass (sums start from the bias, end in the epilogue and y). Otherwise
+ * cb holds the tile's partial sums [MR][NR] between k blocks: the first block starts from the bias,
+ * the last one finishes into y. */
+static void tile(const conv_args *a, const float *const *base, long r0, int mr, int j, long kb, long ke, float *cb) {
+    const float *bp = a->bp + ((long)j * a->K + kb) * NR;
+    int oc0 = j * NR;
+    int nc = a->OC - oc0 < NR ? a->OC - oc0 : NR;
+    int seg = a->seg;
+    int OC = a->OC;
+    int t = (int)(kb / seg), ic0 = (int)(kb - (long)t * seg);
+    int last = ke == a->K;
+#ifdef NK_SIMD
+    if (nc <= 8) {  /* a last panel of at most 8 channels: half the work (6 sums) */
+        __m256 d0, d1, d2, d3, d4, d5;
+        if (cb == NULL || kb == 0) {
+            d0 = _mm256_loadu_ps(a->bpad + oc0); d1 = d0; d2 = d0; d3 = d0; d4 = d0; d5 = d0;
+        } else {
+            d0 = _mm256_loadu_ps(cb + 0 * NR); d1 = _mm256_loadu_ps(cb + 1 * NR); d2 = _mm256_loadu_ps(cb + 2 * NR);
+            d3 = _mm256_loadu_ps(cb + 3 * NR); d4 = _mm256_loadu_ps(cb + 4 * NR); d5 = _mm256_loadu_ps(cb + 5 * NR);
+        }
+        for (long k = kb; k < ke; t++, ic0 = 0) {
+            int len = seg - ic0;
+            if (len > ke - k) len = (int)(ke - k);
+            long o = a->toff[t] + ic0;
+            const float *p0 = base[0] + o, *p1 = base[1] + o, *p2 = base[2] + o;
+            const float *p3 = base[3] + o, *p4 = base[4] + o, *p5 = base[5] + o;
+            for (int ic = 0; ic < len; ic++) {
+                __m256 b0 = _mm256_loadu_ps(bp);
+                d0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p0 + ic), b0, d0);
+                d1 = _mm256_fmadd_ps(_mm256_broadcast_ss(p1 + ic), b0, d1);
+                d2 = _mm256_fmadd_ps(_mm256_broadcast_ss(p2 + ic), b0, d2);
+                d3 = _mm256_fmadd_ps(_mm256_broadcast_ss(p3 + ic), b0, d3);
+                d4 = _mm256_fmadd_ps(_mm256_broadcast_ss(p4 + ic), b0, d4);
+                d5 = _mm256_fmadd_ps(_mm256_broadcast_ss(p5 + ic), b0, d5);
+                bp += NR;
+            }
+            k += len;
+        }
+        if (!last) {
+            _mm256_storeu_ps(cb + 0 * NR, d0); _mm256_storeu_ps(cb + 1 * NR, d1); _mm256_storeu_ps(cb + 2 * NR, d2);
+            _mm256_storeu_ps(cb + 3 * NR, d3); _mm256_storeu_ps(cb + 4 * NR, d4); _mm256_storeu_ps(cb + 5 * NR, d5);
+            return;
+        }
+        ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
+        if (mr > 0) store8(a, d0, off, oc0, nc);
+        if (mr > 1) store8(a, d1, off + OC, oc0, nc);
+        if (mr > 2) store8(a, d2, off + 2 * (ptrdiff_t)OC, oc0, nc);
+        if (mr > 3) store8(a, d3, off + 3 * (ptrdiff_t)OC, oc0, nc);
+        if (mr > 4) store8(a, d4, off + 4 * (ptrdiff_t)OC, oc0, nc);
+        if (mr > 5) store8(a, d5, off + 5 * (ptrdiff_t)OC, oc0, nc);
+        return;
+    }
+    if (mr <= 3) {  /* a last tile of at most 3 rows (e.g. 7x7 = 49 rows): half the work */
+        __m256 e00, e01, e10, e11, e20, e21;
+        if (cb == NULL || kb == 0) {
+            e00 = _mm256_loadu_ps(a->bpad + oc0); e01 = _mm256_loadu_ps(a->bpad + oc0 + 8);
+            e10 = e00; e11 = e01; e20 = e00; e21 = e01;
+        } else {
+            e00 = _mm256_loadu_ps(cb); e01 = _mm256_loadu_ps(cb + 8);
+            e10 = _mm256_loadu_ps(cb + NR); e11 = _mm256_loadu_ps(cb + NR + 8);
+            e20 = _mm256_loadu_ps(cb + 2 * NR); e21 = _mm256_loadu_ps(cb + 2 * NR + 8);
+        }
+        for (long k = kb; k < ke; t++, ic0 = 0) {
+            int len = seg - ic0;
+            if (len > ke - k) len = (int)(ke - k);
+            long o = a->toff[t] + ic0;
+            const float *p0 = base[0] + o, *p1 = base[1] + o, *p2 = base[2] + o;
+            for (int ic = 0; ic < len; ic++) {
+                __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+                __m256 av;
+                av = _mm256_broadcast_ss(p0 + ic); e00 = _mm256_fmadd_ps(av, b0, e00); e01 = _mm256_fmadd_ps(av, b1, e01);
+                av = _mm256_broadcast_ss(p1 + ic); e10 = _mm256_fmadd_ps(av, b0, e10); e11 = _mm256_fmadd_ps(av, b1, e11);
+                av = _mm256_broadcast_ss(p2 + ic); e20 = _mm256_fmadd_ps(av, b0, e20); e21 = _mm256_fmadd_ps(av, b1, e21);
+                bp += NR;
+            }
+            k += len;
+        }
+        if (!last) {
+            _mm256_storeu_ps(cb, e00); _mm256_storeu_ps(cb + 8, e01);
+            _mm256_storeu_ps(cb + NR, e10); _mm256_storeu_ps(cb + NR + 8, e11);
+            _mm256_storeu_ps(cb + 2 * NR, e20); _mm256_storeu_ps(cb + 2 * NR + 8, e21);
+            return;
+        }
+        int m0 = nc < 8 ? nc : 8, m1 = nc - 8;
+        ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
+        store8(a, e00, off, oc0, m0);
+        if (m1 > 0) store8(a, e01, off + 8, oc0 + 8, m1);
+        if (mr > 1) { store8(a, e10, off + OC, oc0, m0); if (m1 > 0) store8(a, e11, off + OC + 8, oc0 + 8, m1); }
+        if (mr > 2) { store8(a, e20, off + 2 * (ptrdiff_t)OC, oc0, m0); if (m1 > 0) store8(a, e21, off + 2 * (ptrdiff_t)OC + 8, oc0 + 8, m1); }
+        return;
+    }
+    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+    if (cb == NULL || kb == 0) {  /* the sums start from the bias (bpad: zero-padded to whole panels) */
+        c00 = _mm256_loadu_ps(a->bpad + oc0); c01 = _mm256_loadu_ps(a->bpad + oc0 + 8);
+        c10 = c00; c11 = c01; c20 = c00; c21 = c01; c30 = c00; c31 = c01; c40 = c00; c41 = c01; c50 = c00; c51 = c01;
+    } else {
+        c00 = _mm256_loadu_ps(cb + 0 * NR); c01 = _mm256_loadu_ps(cb + 0 * NR + 8);
+        c10 = _mm256_loadu_ps(cb + 1 * NR); c11 = _mm256_loadu_ps(cb + 1 * NR + 8);
+        c20 = _mm256_loadu_ps(cb + 2 * NR); c21 = _mm256_loadu_ps(cb + 2 * NR + 8);
+        c30 = _mm256_loadu_ps(cb + 3 * NR); c31 = _mm256_loadu_ps(cb + 3 * NR + 8);
+        c40 = _mm256_loadu_ps(cb + 4 * NR); c41 = _mm256_loadu_ps(cb + 4 * NR + 8);
+        c50 = _mm256_loadu_ps(cb + 5 * NR); c51 = _mm256_loadu_ps(cb + 5 * NR + 8);
+    }
+    for (long k = kb; k < ke; t++, ic0 = 0) {
+        int len = seg - ic0;
+        if (len > ke - k) len = (int)(ke - k);
+        long o = a->toff[t] + ic0;
+        const float *p0 = base[0] + o, *p1 = base[1] + o, *p2 = base[2] + o;
+        const float *p3 = base[3] + o, *p4 = base[4] + o, *p5 = base[5] + o;
+#pragma GCC unroll 4
+        for (int ic = 0; ic < len; ic++) {
+            __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+            __m256 av;
+            av = _mm256_broadcast_ss(p0 + ic); c00 = _mm256_fmadd_ps(av, b0, c00); c01 = _mm256_fmadd_ps(av, b1, c01);
+            av = _mm256_broadcast_ss(p1 + ic); c10 = _mm256_fmadd_ps(av, b0, c10); c11 = _mm256_fmadd_ps(av, b1, c11);
+            av = _mm256_broadcast_ss(p2 + ic); c20 = _mm256_fmadd_ps(av, b0, c20); c21 = _mm256_fmadd_ps(av, b1, c21);
+            av = _mm256_broadcast_ss(p3 + ic); c30 = _mm256_fmadd_ps(av, b0, c30); c31 = _mm256_fmadd_ps(av, b1, c31);
+            av = _mm256_broadcast_ss(p4 + ic); c40 = _mm256_fmadd_ps(av, b0, c40); c41 = _mm256_fmadd_ps(av, b1, c41);
+            av = _mm256_broadcast_ss(p5 + ic); c50 = _mm256_fmadd_ps(av, b0, c50); c51 = _mm256_fmadd_ps(av, b1, c51);
+            bp += NR;
+        }
+        k += len;
+    }
+    if (!last) {
+        _mm256_storeu_ps(cb + 0 * NR, c00); _mm256_storeu_ps(cb + 0 * NR + 8, c01);
+        _mm256_storeu_ps(cb + 1 * NR, c10); _mm256_storeu_ps(cb + 1 * NR + 8, c11);
+        _mm256_storeu_ps(cb + 2 * NR, c20); _mm256_storeu_ps(cb + 2 * NR + 8, c21);
+        _mm256_storeu_ps(cb + 3 * NR, c30); _mm256_storeu_ps(cb + 3 * NR + 8, c31);
+        _mm256_storeu_ps(cb + 4 * NR, c40); _mm256_storeu_ps(cb + 4 * NR + 8, c41);
+        _mm256_storeu_ps(cb + 5 * NR, c50); _mm256_storeu_ps(cb + 5 * NR + 8, c51);
+        return;
+    }
+    int n0 = nc < 8 ? nc : 8, n1 = nc - 8;
+    ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
+#define NK_ROW(i, lo, hi) \
+    if (mr > i) { store8(a, lo, off + (ptrdiff_t)i * OC, oc0, n0); \
+                  if (n1 > 0) store8(a, hi, off + (ptrdiff_t)i * OC + 8, oc0 + 8, n1); }
+    NK_ROW(0, c00, c01)
+    NK_ROW(1, c10, c11)
+    NK_ROW(2, c20, c21)
+    NK_ROW(3, c30, c31)
+    NK_ROW(4, c40, c41)
+    NK_ROW(5, c50, c51)
+#undef NK_ROW
+#else
+    float acc[MR][NR];
+    if (cb == NULL || kb == 0) memset(acc, 0, sizeof acc);
+    else memcpy(acc, cb, sizeof acc);
+    for (long k = kb; k < ke; t++, ic0 = 0) {
+        int len = seg - ic0;
+        if (len > ke - k) len = (int)(ke - k);
+        long o = a->toff[t] + ic0;
+        for (int ic = 0; ic < len; ic++) {
+            for (int i = 0; i < MR; i++) {
+                float av = base[i][o + ic];
+                for (int q = 0; q < NR; q++) acc[i][q] += av * bp[q];
+            }
+            bp += NR;
+        }
+        k += len;
+    }
+    if (!last) {
+        memcpy(cb, acc, sizeof acc);
+        return;
+    }
+    for (int i = 0; i < mr; i++) {
+        ptrdiff_t off = (r0 + i) * (ptrdiff_t)OC + oc0;
+        for (int q = 0; q < nc; q++)
+            a->y[off + q] = epi_scalar(acc[i][q] + a->bias[oc0 + q], a->nops, a->codes, a->prm, a->ptrs, off + q, oc0 + q);
+    }
+#endif
+}
+
+typedef struct {
+    const conv_args *a;
+    long rows, tiles, chunk, nchunks, pb;
+    int panels;
+} conv_job;
+
+#define NK_KC 256     /* k block when K is long: 16 KiB of a weight panel, kept in L1 across the row tiles */
+#define NK_MAXCHUNK 64
+
+static void conv_item(void *ctx, long wi) {
+    const conv_job *jb = (const conv_job *)ctx;
+    const conv_args *a = jb->a;
+    const float *base[NK_MAXCHUNK][MR];
+    long blk = wi / jb->nchunks, t0 = (wi % jb->nchunks) * jb->chunk;
+    long t1 = t0 + jb->chunk < jb->tiles ? t0 + jb->chunk : jb->tiles;
+    int j0 = (int)(blk * jb->pb);
+    int j1 = (int)((blk + 1) * jb->pb < jb->panels ? (blk + 1) * jb->pb : jb->panels);
+    /* the input positions of the tiles' rows, walking (n, oy, ox) from the first row (no division per
+     * row); missing rows of the last tile repeat its first row: computed, not stored */
+    {
+        long r = t0 * MR, ohw = (long)a->OH * a->OW;
+        long n = r / ohw, oy = (r % ohw) / a->OW, ox = r % a->OW;
+        const float *rowp = a->xp + ((n * a->Hp + oy * a->sy) * a->Wp) * a->IC;
+        long xstep = (long)a->sx * a->IC;
+        for (long ti = t0; ti < t1; ti++) {
+            for (int i = 0; i < MR; i++) {
+                if (r < jb->rows) {
+                    base[ti - t0][i] = rowp + ox * xstep;
+                    r++;
+                    if (++ox == a->OW) {
+                        ox = 0;
+                        if (++oy == a->OH) { oy = 0; n++; }
+                        rowp = a->xp + ((n * a->Hp + oy * a->sy) * a->Wp) * a->IC;
+                    }
+                } else {
+                    base[ti - t0][i] = base[ti - t0][0];
+                }
+            }
+        }
+    }
+    /* panel by panel (and for long K, k block by k block), the block of weights (at most about 16 KiB:
+     * L1) serves every tile of the chunk, whose input rows come from L2 */
+    float cbuf[NK_MAXCHUNK * MR * NR];
+    for (int j = j0; j < j1; j++) {
+        if (a->K <= 2 * NK_KC) {
+            for (long ti = t0; ti < t1; ti++) {
+                long r0 = ti * MR;
+                int mr = jb->rows - r0 < MR ? (int)(jb->rows - r0) : MR;
+                tile(a, base[ti - t0], r0, mr, j, 0, a->K, NULL);
+            }
+            continue;
+        }
+        for (long kb = 0; kb < a->K; kb += NK_KC) {
+            long ke = kb + NK_KC < a->K ? kb + NK_KC : a->K;
+            if (a->K - ke < NK_KC / 2) ke = a->K;  /* no tiny last block */
+            for (long ti = t0; ti < t1; ti++) {
+                long r0 = ti * MR;
+                int mr = jb->rows - r0 < MR ? (int)(jb->rows - r0) : MR;
+                tile(a, base[ti - t0], r0, mr, j, kb, ke, cbuf + (ti - t0) * MR * NR);
+            }
+            kb = ke - NK_KC;
+        }
+    }
+}
+
+/* The whole convolution (see the header comment). Returns 0. */
+int nk_conv_f32(const float *xp, int N, int Hp, int Wp, int IC, int OH, int OW, int sy, int sx,
+                const long *toff, int ntaps, int seg, const float *bp, int OC, const float *bias, float *y,
+                int nops, const int *codes, const float *prm, const float *const *ptrs, int nthreads) {
+    int panels = (OC + NR - 1) / NR;
+    float bstack[1024];
+    float *bpad = panels * NR <= 1024 ? bstack : (float *)malloc(sizeof(float) * (size_t)panels * NR);
+    if (bpad == NULL) return -1;
+    for (int q = 0; q < panels * NR; q++) bpad[q] = q < OC ? bias[q] : 0.0f;
+    conv_args a = {xp, Hp, Wp, IC, OH, OW, sy, sx, toff, ntaps, seg, (long)ntaps * seg, bp, OC, bias, y,
+                   nops, codes, prm, ptrs, 4, NULL, 0.0f, 0.0f, bpad};
+    if (nops == 0) a.mode = 0;
+    else if (nops == 1 && codes[0] == 1) { a.mode = 1; a.lo = prm[0]; a.hi = prm[1]; }
+    else if (nops == 1 && codes[0] == 2) { a.mode = 2; a.res = ptrs[0]; }
+    else if (nops == 2 && codes[0] == 2 && codes[1] == 1) { a.mode = 3; a.res = ptrs[0]; a.lo = prm[2]; a.hi = prm[3]; }
+    long rows = (long)N * OH * OW;
+    long tiles = (rows + MR - 1) / MR;
+    long pb = (256L * 1024) / (a.K * NR * (long)sizeof(float));  /* panels per column block */
+    if (pb < 1) pb = 1;
+    if (pb > panels) pb = panels;
+    long nblocks = (panels + pb - 1) / pb;
+    if (nthreads < 1) nthreads = 1;
+    if (nthreads > tiles * nblocks) nthreads = (int)(tiles * nblocks);
+    /* items: chunks of row tiles of one column block (about 8 items per thread, for balance; as large as
+     * that allows, so that a block of weights serves many tiles) */
+    long per_block = (8L * nthreads + nblocks - 1) / nblocks;  /* chunks per column block */
+    long chunk = (tiles + per_block - 1) / per_block;
+    if (chunk < 1) chunk = 1;
+    if (chunk > NK_MAXCHUNK) chunk = NK_MAXCHUNK;
+    conv_job job = {&a, rows, tiles, chunk, (tiles + chunk - 1) / chunk, pb, panels};
+    nk_parallel(conv_item, &job, nblocks * job.nchunks, nthreads);
+    if (bpad != bstack) free(bpad);
+    return 0;
+}
+
+/* -- DEPTHWISE_CONV2D ------------------------------------------------------------------------------ */
+
+#if defined(__AVX__)
+static inline __m256 epi_vec(__m256 v, int nops, const int *codes, const float *prm,
+                             const float *const *ptrs, ptrdiff_t off, int c) {
+    for (int i = 0; i < nops; i++) {
+        const float *p = ptrs[i];
+        switch (codes[i]) {
+        case 1: /* max_ps/min_ps return the second operand when either is NaN: NaN propagates */
+            v = _mm256_max_ps(_mm256_set1_ps(prm[2 * i]), v);
+            v = _mm256_min_ps(_mm256_set1_ps(prm[2 * i + 1]), v);
+            break;
+        case 2: v = _mm256_add_ps(v, _mm256_loadu_ps(p + off)); break;
+        case 3: v = _mm256_add_ps(v, _mm256_loadu_ps(p + c)); break;
+        case 4: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + off)); break;
+        case 5: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + c)); break;
+        case 6: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + off)); break;
+        case 7: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + c)); break;
+        default: break;
+        }
+    }
+    return v;
+}
+#endif
+
+/* Output pixels (n, oy, ox) for ox in [ox0, ox1), channel multiplier 1, any kernel size, taps outside
+ * the input skipped. x: [N, IH, IW, C]; w: [KH, KW, C]; y: [N, OH, OW, C]. */
+static void dw_pixels_m1(const float *x, int IH, int IW, int C, const float *w, int KH, int KW,
+                         const float *bias, float *y, int OW, int sy, int sx, int dy, int dx, int pt, int pl,
+                         int n, int oy, int OH, int nops, const int *codes, const float *prm,
+                         const float *const *ptrs, int ox0, int ox1) {
+    const float *xn = x + (ptrdiff_t)n * IH * IW * C;
+    int iy0 = oy * sy - pt;
+    for (int ox = ox0; ox < ox1; ox++) {
+        int ix0 = ox * sx - pl;
+        ptrdiff_t ooff = (((ptrdiff_t)n * OH + oy) * OW + ox) * C;
+        float *yo = y + ooff;
+        int c = 0;
+#if defined(__AVX__)
+        /* the taps inside the input, row-major (the reference's order), listed once per pixel */
+        ptrdiff_t xo[64], wo[64];
+        int nt = 0;
+        if (KH * KW <= 64) {
+            for (int ky = 0; ky < KH; ky++) {
+                int iy = iy0 + ky * dy;
+                if (iy < 0 || iy >= IH) continue;
+                for (int kx = 0; kx < KW; kx++) {
+                    int ix = ix0 + kx * dx;
+                    if (ix < 0 || ix >= IW) continue;
+                    xo[nt] = ((ptrdiff_t)iy * IW + ix) * C;
+                    wo[nt] = ((ptrdiff_t)ky * KW + kx) * C;
+                    nt++;
+                }
+            }
+        }
+        for (; KH * KW <= 64 && c + 8 <= C; c += 8) {
+            __m256 acc = _mm256_setzero_ps();
+            for (int t = 0; t < nt; t++)
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(xn + xo[t] + c), _mm256_loadu_ps(w + wo[t] + c)));
+            acc = _mm256_add_ps(acc, _mm256_loadu_ps(bias + c));
+            acc = epi_vec(acc, nops, codes, prm, ptrs, ooff + c, c);
+            _mm256_storeu_ps(yo + c, acc);
+        }
+#endif
+        for (; c < C; c++) {
+            float acc = 0.0f;
+            for (int ky = 0; ky < KH; ky++) {
+                int iy = iy0 + ky * dy;
+                if (iy < 0 || iy >= IH) continue;
+                for (int kx = 0; kx < KW; kx++) {
+                    int ix = ix0 + kx * dx;
+                    if (ix < 0 || ix >= IW) continue;
+                    float prod = xn[((ptrdiff_t)iy * IW + ix) * C + c] * w[((ptrdiff_t)ky * KW + kx) * C + c];
+                    acc = acc + prod;
+                }
+            }
+            acc = acc + bias[c];
+            yo[c] = epi_scalar(acc, nops, codes, prm, ptrs, ooff + c, c);
+        }
+    }
+}
+
+/* One output row (n, oy), channel multiplier 1. For 3x3 kernels the pixels whose three columns are
+ * all inside the input take a path with the nine weight vectors in registers (same operations in the
+ * same order: rows outside the input are skipped as a whole); the others use dw_pixels_m1. */
+static void dw_row_m1(const float *x, int IH, int IW, int C, const float *w, int KH, int KW,
+                      const float *bias, float *y, int OW, int sy, int sx, int dy, int dx, int pt, int pl,
+                      int n, int oy, int OH, int nops, const int *codes, const float *prm,
+                      const float *const *ptrs) {
+#if defined(__AVX__)
+    if (KH == 3 && KW == 3 && C >= 8) {
+        /* interior columns: ox*sx - pl >= 0 and ox*sx - pl + 2*dx <= IW - 1 */
+        int lo = (pl + sx - 1) / sx;
+        int hi = (IW - 1 - 2 * dx + pl) >= 0 ? (IW - 1 - 2 * dx + pl) / sx + 1 : 0;
+        if (lo > OW) lo = OW;
+        if (hi > OW) hi = OW;
+        if (hi < lo) hi = lo;
+        dw_pixels_m1(x, IH, IW, C, w, KH, KW, bias, y, OW, sy, sx, dy, dx, pt, pl, n, oy, OH, nops, codes, prm, ptrs, 0, lo);
+        dw_pixels_m1(x, IH, IW, C, w, KH, KW, bias, y, OW, sy, sx, dy, dx, pt, pl, n, oy, OH, nops, codes, prm, ptrs, hi, OW);
+        const float *xn = x + (ptrdiff_t)n * IH * IW * C;
+        int iy0 = oy * sy - pt;
+        int v0 = iy0 >= 0 && iy0 < IH, v1 = iy0 + dy >= 0 && iy0 + dy < IH, v2 = iy0 + 2 * dy >= 0 && iy0 + 2 * dy < IH;
+        const float *r0 = xn + (ptrdiff_t)(v0 ? iy0 : 0) * IW * C;
+        const float *r1 = xn + (ptrdiff_t)(v1 ? iy0 + dy : 0) * IW * C;
+        const float *r2 = xn + (ptrdiff_t)(v2 ? iy0 + 2 * dy : 0) * IW * C;
+        ptrdiff_t dxc = (ptrdiff_t)dx * C, sxc = (ptrdiff_t)sx * C;
+        ptrdiff_t orow = ((ptrdiff_t)n * OH + oy) * OW * C;
+        int clamp_only = nops == 1 && codes[0] == 1;
+        __m256 vlo = _mm256_set1_ps(prm[0]), vhi = _mm256_set1_ps(prm[1]);
+        int C8 = C & ~7, c = C8;
+        /* pixel groups outermost, channel blocks inside: the group's input (3 rows x a few pixels x C)
+         * stays in L1 while every channel block passes; the nine weight vectors come from L1 */
+#define NK_W(ky, kx) _mm256_loadu_ps(w + (ky * 3 + kx) * C + cb)
+#define NK_TAP4(q, d, wv) { __m256 wt = (wv); \
+                a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps((q) + (d)), wt)); \
+                a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps((q) + (d) + sxc), wt)); \
+                a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_loadu_ps((q) + (d) + 2 * sxc), wt)); \
+                a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_loadu_ps((q) + (d) + 3 * sxc), wt)); }
+        int ox = lo;
+        if (sx == 1 && dx == 1) {
+            /* stride 1: the four pixels' three taps of a kernel row read six input pixels, each loaded once */
+#define NK_ROW6(q, w0, w1, w2) { \
+                __m256 x0 = _mm256_loadu_ps(q), x1 = _mm256_loadu_ps((q) + C), x2 = _mm256_loadu_ps((q) + 2 * C); \
+                __m256 x3 = _mm256_loadu_ps((q) + 3 * C), x4 = _mm256_loadu_ps((q) + 4 * C), x5 = _mm256_loadu_ps((q) + 5 * C); \
+                __m256 u0 = (w0), u1 = (w1), u2 = (w2); \
+                a0 = _mm256_add_ps(a0, _mm256_mul_ps(x0, u0)); a1 = _mm256_add_ps(a1, _mm256_mul_ps(x1, u0)); \
+                a2 = _mm256_add_ps(a2, _mm256_mul_ps(x2, u0)); a3 = _mm256_add_ps(a3, _mm256_mul_ps(x3, u0)); \
+                a0 = _mm256_add_ps(a0, _mm256_mul_ps(x1, u1)); a1 = _mm256_add_ps(a1, _mm256_mul_ps(x2, u1)); \
+                a2 = _mm256_add_ps(a2, _mm256_mul_ps(x3, u1)); a3 = _mm256_add_ps(a3, _mm256_mul_ps(x4, u1)); \
+                a0 = _mm256_add_ps(a0, _mm256_mul_ps(x2, u2)); a1 = _mm256_add_ps(a1, _mm256_mul_ps(x3, u2)); \
+                a2 = _mm256_add_ps(a2, _mm256_mul_ps(x4, u2)); a3 = _mm256_add_ps(a3, _mm256_mul_ps(x5, u2)); }
+            for (; ox + 4 <= hi; ox += 4) {
+                ptrdiff_t ix = (ptrdiff_t)(ox - pl) * C;
+                ptrdiff_t off0 = orow + (ptrdiff_t)ox * C;
+                for (int cb = 0; cb < C8; cb += 8) {
+                    const float *q0 = r0 + ix + cb, *q1 = r1 + ix + cb, *q2 = r2 + ix + cb;
+                    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+                    if (v0) NK_ROW6(q0, NK_W(0, 0), NK_W(0, 1), NK_W(0, 2))
+                    if (v1) NK_ROW6(q1, NK_W(1, 0), NK_W(1, 1), NK_W(1, 2))
+                    if (v2) NK_ROW6(q2, NK_W(2, 0), NK_W(2, 1), NK_W(2, 2))
+                    __m256 bv = _mm256_loadu_ps(bias + cb);
+                    a0 = _mm256_add_ps(a0, bv); a1 = _mm256_add_ps(a1, bv); a2 = _mm256_add_ps(a2, bv); a3 = _mm256_add_ps(a3, bv);
+                    ptrdiff_t off = off0 + cb;
+                    if (clamp_only) {
+                        a0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a0)); a1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a1));
+                        a2 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a2)); a3 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a3));
+                    } else if (nops) {
+                        a0 = epi_vec(a0, nops, codes, prm, ptrs, off, cb);
+                        a1 = epi_vec(a1, nops, codes, prm, ptrs, off + C, cb);
+                        a2 = epi_vec(a2, nops, codes, prm, ptrs, off + 2 * C, cb);
+                        a3 = epi_vec(a3, nops, codes, prm, ptrs, off + 3 * C, cb);
+                    }
+                    _mm256_storeu_ps(y + off, a0); _mm256_storeu_ps(y + off + C, a1);
+                    _mm256_storeu_ps(y + off + 2 * C, a2); _mm256_storeu_ps(y + off + 3 * C, a3);
+                }
+            }
+#undef NK_ROW6
+        } else if (sx == 2 && dx == 1) {
+            /* stride 2: the four pixels' three taps of a kernel row read nine input pixels, each loaded once */
+#define NK_ROW9(q, w0, w1, w2) { \
+                __m256 u0 = (w0), u1 = (w1), u2 = (w2); \
+                __m256 x0 = _mm256_loadu_ps(q), x1 = _mm256_loadu_ps((q) + C), x2 = _mm256_loadu_ps((q) + 2 * C); \
+                a0 = _mm256_add_ps(a0, _mm256_mul_ps(x0, u0)); a0 = _mm256_add_ps(a0, _mm256_mul_ps(x1, u1)); \
+                a0 = _mm256_add_ps(a0, _mm256_mul_ps(x2, u2)); a1 = _mm256_add_ps(a1, _mm256_mul_ps(x2, u0)); \
+                x0 = _mm256_loadu_ps((q) + 3 * C); x1 = _mm256_loadu_ps((q) + 4 * C); \
+                a1 = _mm256_add_ps(a1, _mm256_mul_ps(x0, u1)); a1 = _mm256_add_ps(a1, _mm256_mul_ps(x1, u2)); \
+                a2 = _mm256_add_ps(a2, _mm256_mul_ps(x1, u0)); \
+                x0 = _mm256_loadu_ps((q) + 5 * C); x2 = _mm256_loadu_ps((q) + 6 * C); \
+                a2 = _mm256_add_ps(a2, _mm256_mul_ps(x0, u1)); a2 = _mm256_add_ps(a2, _mm256_mul_ps(x2, u2)); \
+                a3 = _mm256_add_ps(a3, _mm256_mul_ps(x2, u0)); \
+                x0 = _mm256_loadu_ps((q) + 7 * C); x1 = _mm256_loadu_ps((q) + 8 * C); \
+                a3 = _mm256_add_ps(a3, _mm256_mul_ps(x0, u1)); a3 = _mm256_add_ps(a3, _mm256_mul_ps(x1, u2)); }
+            for (; ox + 4 <= hi; ox += 4) {
+                ptrdiff_t ix = (ptrdiff_t)(2 * ox - pl) * C;
+                ptrdiff_t off0 = orow + (ptrdiff_t)ox * C;
+                for (int cb = 0; cb < C8; cb += 8) {
+                    const float *q0 = r0 + ix + cb, *q1 = r1 + ix + cb, *q2 = r2 + ix + cb;
+                    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+                    if (v0) NK_ROW9(q0, NK_W(0, 0), NK_W(0, 1), NK_W(0, 2))
+                    if (v1) NK_ROW9(q1, NK_W(1, 0), NK_W(1, 1), NK_W(1, 2))
+                    if (v2) NK_ROW9(q2, NK_W(2, 0), NK_W(2, 1), NK_W(2, 2))
+                    __m256 bv = _mm256_loadu_ps(bias + cb);
+                    a0 = _mm256_add_ps(a0, bv); a1 = _mm256_add_ps(a1, bv); a2 = _mm256_add_ps(a2, bv); a3 = _mm256_add_ps(a3, bv);
+                    ptrdiff_t off = off0 + cb;
+                    if (clamp_only) {
+                        a0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a0)); a1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a1));
+                        a2 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a2)); a3 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a3));
+                    } else if (nops) {
+                        a0 = epi_vec(a0, nops, codes, prm, ptrs, off, cb);
+                        a1 = epi_vec(a1, nops, codes, prm, ptrs, off + C, cb);
+                        a2 = epi_vec(a2, nops, codes, prm, ptrs, off + 2 * C, cb);
+                        a3 = epi_vec(a3, nops, codes, prm, ptrs, off + 3 * C, cb);
+                    }
+                    _mm256_storeu_ps(y + off, a0); _mm256_storeu_ps(y + off + C, a1);
+                    _mm256_storeu_ps(y + off + 2 * C, a2); _mm256_storeu_ps(y + off + 3 * C, a3);
+                }
+            }
+#undef NK_ROW9
+        }
+        for (; ox + 4 <= hi; ox += 4) {
+            ptrdiff_t ix = (ptrdiff_t)(ox * sx - pl) * C;
+            ptrdiff_t off0 = orow + (ptrdiff_t)ox * C;
+            for (int cb = 0; cb < C8; cb += 8) {
+                const float *q0 = r0 + ix + cb, *q1 = r1 + ix + cb, *q2 = r2 + ix + cb;
+                /* four pixels at a time: four independent sums hide the add latency */
+                __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+                if (v0) { NK_TAP4(q0, 0, NK_W(0, 0)) NK_TAP4(q0, dxc, NK_W(0, 1)) NK_TAP4(q0, 2 * dxc, NK_W(0, 2)) }
+                if (v1) { NK_TAP4(q1, 0, NK_W(1, 0)) NK_TAP4(q1, dxc, NK_W(1, 1)) NK_TAP4(q1, 2 * dxc, NK_W(1, 2)) }
+                if (v2) { NK_TAP4(q2, 0, NK_W(2, 0)) NK_TAP4(q2, dxc, NK_W(2, 1)) NK_TAP4(q2, 2 * dxc, NK_W(2, 2)) }
+                __m256 bv = _mm256_loadu_ps(bias + cb);
+                a0 = _mm256_add_ps(a0, bv); a1 = _mm256_add_ps(a1, bv); a2 = _mm256_add_ps(a2, bv); a3 = _mm256_add_ps(a3, bv);
+                ptrdiff_t off = off0 + cb;
+                if (clamp_only) {
+                    a0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a0)); a1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a1));
+                    a2 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a2)); a3 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a3));
+                } else if (nops) {
+                    a0 = epi_vec(a0, nops, codes, prm, ptrs, off, cb);
+                    a1 = epi_vec(a1, nops, codes, prm, ptrs, off + C, cb);
+                    a2 = epi_vec(a2, nops, codes, prm, ptrs, off + 2 * C, cb);
+                    a3 = epi_vec(a3, nops, codes, prm, ptrs, off + 3 * C, cb);
+                }
+                _mm256_storeu_ps(y + off, a0); _mm256_storeu_ps(y + off + C, a1);
+                _mm256_storeu_ps(y + off + 2 * C, a2); _mm256_storeu_ps(y + off + 3 * C, a3);
+            }
+        }
+#undef NK_TAP4
+        for (; ox < hi; ox++) {
+            ptrdiff_t ix = (ptrdiff_t)(ox * sx - pl) * C;
+            for (int cb = 0; cb < C8; cb += 8) {
+                const float *q0 = r0 + ix + cb, *q1 = r1 + ix + cb, *q2 = r2 + ix + cb;
+                __m256 acc = _mm256_setzero_ps();
+                if (v0) {
+                    acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(q0), NK_W(0, 0)));
+                    acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(q0 + dxc), NK_W(0, 1)));
+                    acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(q0 + 2 * dxc), NK_W(0, 2)));
+                }
+                if (v1) {
+                    acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(q1), NK_W(1, 0)));
+                    acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(q1 + dxc), NK_W(1, 1)));
+                    acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(q1 + 2 * dxc), NK_W(1, 2)));
+                }
+                if (v2) {
+                    acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(q2), NK_W(2, 0)));
+                    acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(q2 + dxc), NK_W(2, 1)));
+                    acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(q2 + 2 * dxc), NK_W(2, 2)));
+                }
+                acc = _mm256_add_ps(acc, _mm256_loadu_ps(bias + cb));
+                ptrdiff_t off = orow + (ptrdiff_t)ox * C + cb;
+                if (nops) acc = epi_vec(acc, nops, codes, prm, ptrs, off, cb);
+                _mm256_storeu_ps(y + off, acc);
+            }
+        }
+#undef NK_W
+        if (c < C) {  /* channel tail: scalar, same order */
+            for (int ox = lo; ox < hi; ox++) {
+                int ix = ox * sx - pl;
+                ptrdiff_t off = orow + (ptrdiff_t)ox * C;
+                for (int cc = c; cc < C; cc++) {
+                    float acc = 0.0f;
+                    const float *rows[3] = {r0, r1, r2};
+                    int valid[3] = {v0, v1, v2};
+                    for (int ky = 0; ky < 3; ky++) {
+                        if (!valid[ky]) continue;
+                        for (int kx = 0; kx < 3; kx++) {
+                            float prod = rows[ky][((ptrdiff_t)ix + kx * dx) * C + cc] * w[(ky * 3 + kx) * C + cc];
+                            acc = acc + prod;
+                        }
+                    }
+                    acc = acc + bias[cc];
+                    y[off + cc] = epi_scalar(acc, nops, codes, prm, ptrs, off + cc, cc);
+                }
+            }
+        }
+        return;
+    }
+#endif
+    dw_pixels_m1(x, IH, IW, C, w, KH, KW, bias, y, OW, sy, sx, dy, dx, pt, pl, n, oy, OH, nops, codes, prm, ptrs, 0, OW);
+}
+
+/* One output row, general channel multiplier M: w [KH, KW, C, M], output channel c*M + m. */
+static void dw_row_gen(const float *x, int IH, int IW, int C, int M, const float *w, int KH, int KW,
+                       const float *bias, float *y, int OW, int sy, int sx, int dy, int dx, int pt, int pl,
+                       int n, int oy, int OH, int nops, const int *codes, const float *prm,
+                       const float *const *ptrs) {
+    const float *xn = x + (ptrdiff_t)n * IH * IW * C;
+    int CO = C * M;
+    int iy0 = oy * sy - pt;
+    for (int ox = 0; ox < OW; ox++) {
+        int ix0 = ox * sx - pl;
+        ptrdiff_t ooff = (((ptrdiff_t)n * OH + oy) * OW + ox) * CO;
+        for (int co = 0; co < CO; co++) {
+            int c = co / M;
+            float acc = 0.0f;
+            for (int ky = 0; ky < KH; ky++) {
+                int iy = iy0 + ky * dy;
+                if (iy < 0 || iy >= IH) continue;
+                for (int kx = 0; kx < KW; kx++) {
+                    int ix = ix0 + kx * dx;
+                    if (ix < 0 || ix >= IW) continue;
+                    float prod = xn[((ptrdiff_t)iy * IW + ix) * C + c] * w[((ptrdiff_t)ky * KW + kx) * CO + co];
+                    acc = acc + prod;
+                }
+            }
+            acc = acc + bias[co];
+            y[ooff + co] = epi_scalar(acc, nops, codes, prm, ptrs, ooff + co, co);
+        }
+    }
+}
+
+typedef struct {
+    const float *x;
+    int IH, IW, C, M;
+    const float *w;
+    int KH, KW;
+    const float *bias;
+    float *y;
+    int OH, OW, sy, sx, dy, dx, pt, pl, nops;
+    int band, nbands;  /* consecutive output rows per work item (a thread reuses their input rows) */
+    const int *codes;
+    const float *prm;
+    const float *const *ptrs;
+} dw_job;
+
+static void dw_item(void *ctx, long item) {
+    const dw_job *j = (const dw_job *)ctx;
+    int n = (int)(item / j->nbands), oy0 = (int)(item % j->nbands) * j->band;
+    int oy1 = oy0 + j->band < j->OH ? oy0 + j->band : j->OH;
+    for (int oy = oy0; oy < oy1; oy++) {
+        if (j->M == 1)
+            dw_row_m1(j->x, j->IH, j->IW, j->C, j->w, j->KH, j->KW, j->bias, j->y, j->OW, j->sy, j->sx, j->dy, j->dx,
+                      j->pt, j->pl, n, oy, j->OH, j->nops, j->codes, j->prm, j->ptrs);
+        else
+            dw_row_gen(j->x, j->IH, j->IW, j->C, j->M, j->w, j->KH, j->KW, j->bias, j->y, j->OW, j->sy, j->sx, j->dy,
+                       j->dx, j->pt, j->pl, n, oy, j->OH, j->nops, j->codes, j->prm, j->ptrs);
+    }
+}
+
+/* The whole depthwise convolution: bands of output rows of one image are the work items.
+ * Returns 0 (the Python side has checked every shape and bound). */
+int nk_depthwise_f32(const float *x, int N, int IH, int IW, int C, int M,
+                     const float *w, int KH, int KW, const float *bias,
+                     float *y, int OH, int OW, int sy, int sx, int dy, int dx, int pt, int pl,
+                     int nops, const int *codes, const float *prm, const float *const *ptrs, int nthreads) {
+    /* bands of rows: about 4 items per thread over the batch (balance), 1 row when single-threaded */
+    long per_image = nthreads > 1 ? (4L * nthreads + N - 1) / N : OH;
+    int band = nthreads > 1 ? (int)((OH + per_image - 1) / per_image) : 1;
+    if (band < 1) band = 1;
+    int nbands = (OH + band - 1) / band;
+    dw_job job = {x, IH, IW, C, M, w, KH, KW, bias, y, OH, OW, sy, sx, dy, dx, pt, pl, nops, band, nbands, codes, prm, ptrs};
+    nk_parallel(dw_item, &job, (long)N * nbands, nthreads);
+    return 0;
+}
+
+/* -- MAX_POOL2D / AVG_POOL2D (TOSA spec §2.3.6 / §2.3.1), float32, NHWC ----------------------------- */
+/* Per output element the taps inside the input, row-major: max: acc = -inf, acc = maximum(acc, x) with
+ * NaN propagating (numpy's maximum); avg: acc = 0, acc = acc + x, then acc / count (count = taps inside
+ * the input, > 0: checked by the caller). The same float32 operations as the numpy path and the
+ * reference, so identical results. Output rows (n, oy) are the work items. */
+
+typedef struct {
+    const float *x;
+    int IH, IW, C;
+    float *y;
+    int OH, OW, KH, KW, sy, sx, pt, pl, is_max;
+} pool_job;
+
+static inline float nk_fmax_nan(float acc, float v) { return (v != v || v > acc) ? v : acc; }
+
+static void pool_item(void *ctx, long r) {
+    const pool_job *j = (const pool_job *)ctx;
+    int n = (int)(r / j->OH), oy = (int)(r % j->OH), C = j->C;
+    int iy0 = oy * j->sy - j->pt;
+    int ky0 = iy0 < 0 ? -iy0 : 0, ky1 = j->IH - iy0 < j->KH ? j->IH - iy0 : j->KH;
+    const float *xn = j->x + (ptrdiff_t)n * j->IH * j->IW * C;
+    for (int ox = 0; ox < j->OW; ox++) {
+        int ix0 = ox * j->sx - j->pl;
+        int kx0 = ix0 < 0 ? -ix0 : 0, kx1 = j->IW - ix0 < j->KW ? j->IW - ix0 : j->KW;
+        float *yo = j->y + (((ptrdiff_t)n * j->OH + oy) * j->OW + ox) * C;
+        int cnt = (ky1 > ky0 && kx1 > kx0) ? (ky1 - ky0) * (kx1 - kx0) : 0;
+        int c = 0;
+#if defined(__AVX__)
+        for (; c + 8 <= C; c += 8) {
+            __m256 acc = _mm256_set1_ps(j->is_max ? -__builtin_inff() : 0.0f);
+            for (int ky = ky0; ky < ky1; ky++) {
+                const float *xr = xn + ((ptrdiff_t)(iy0 + ky) * j->IW + ix0) * C + c;
+                for (int kx = kx0; kx < kx1; kx++) {
+                    __m256 v = _mm256_loadu_ps(xr + (ptrdiff_t)kx * C);
+                    if (j->is_max) {
+                        __m256 m = _mm256_max_ps(v, acc);  /* acc when either is NaN: NaN acc kept */
+                        acc = _mm256_blendv_ps(m, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));  /* NaN v taken */
+                    } else {
+                        acc = _mm256_add_ps(acc, v);
+                    }
+                }
+            }
+            if (!j->is_max && cnt) acc = _mm256_div_ps(acc, _mm256_set1_ps((float)cnt));
+            _mm256_storeu_ps(yo + c, acc);
+        }
+#endif
+        for (; c < C; c++) {
+            float acc = j->is_max ? -__builtin_inff() : 0.0f;
+            for (int ky = ky0; ky < ky1; ky++)
+                for (int kx = kx0; kx < kx1; kx++) {
+                    float v = xn[((ptrdiff_t)(iy0 + ky) * j->IW + ix0 + kx) * C + c];
+                    acc = j->is_max ? nk_fmax_nan(acc, v) : acc + v;
+                }
+            if (!j->is_max && cnt) acc = acc / (float)cnt;
+            yo[c] = acc;
+        }
+    }
+}
+
+int nk_pool2d_f32(const float *x, int N, int IH, int IW, int C, float *y, int OH, int OW, int KH, int KW,
+                  int sy, int sx, int pt, int pl, int is_max, int nthreads) {
+    pool_job job = {x, IH, IW, C, y, OH, OW, KH, KW, sy, sx, pt, pl, is_max};
+    nk_parallel(pool_item, &job, (long)N * OH, nthreads);
+    return 0;
+}
+
+/* -- zero padding ----------------------------------------------------------------------------------- */
+/* xp [N, IH+pt+pb, IW+pl+pr, C] = x [N, IH, IW, C] with zero borders; padded rows are the work items. */
+
+typedef struct {
+    const float *x;
+    float *xp;
+    int IH, IW, C, pt, pl, Hp, Wp;
+} pad_job;
+
+static void pad_item(void *ctx, long r) {
+    const pad_job *j = (const pad_job *)ctx;
+    long n = r / j->Hp;
+    int py = (int)(r % j->Hp), iy = py - j->pt;
+    size_t C = (size_t)j->C;
+    float *dst = j->xp + (size_t)r * j->Wp * C;
+    if (iy < 0 || iy >= j->IH) {
+        memset(dst, 0, sizeof(float) * (size_t)j->Wp * C);
+        return;
+    }
+    size_t left = (size_t)j->pl * C, mid = (size_t)j->IW * C;
+    memset(dst, 0, sizeof(float) * left);
+    memcpy(dst + left, j->x + ((size_t)n * j->IH + iy) * mid, sizeof(float) * mid);
+    memset(dst + left + mid, 0, sizeof(float) * ((size_t)j->Wp * C - left - mid));
+}
+
+int nk_pad_f32(const float *x, int N, int IH, int IW, int C, float *xp, int pt, int pb, int pl, int pr, int nthreads) {
+    pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr};
+    nk_parallel(pad_item, &job, (long)N * job.Hp, nthreads);
+    return 0;
+}

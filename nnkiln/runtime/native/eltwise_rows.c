@@ -1,0 +1,663 @@
+/* Row programs: fused float32 elementwise chains, row reductions (softmax, layer-norm pieces) and
+ * their post-ops, evaluated row by row of a [rows, C] geometry while the row is in cache.
+ *
+ * A program is a list of instructions run for every block of R rows (R*C about 1-4 Ki floats, in
+ * L1). Values live in registers: a register is a scratch buffer of R*C floats per thread; a value is
+ * a row block (R*C) or one number per row (R: a reduction's result and what is computed from it).
+ * Operands of an instruction are registers (index >= 0) or program arguments (index < 0: argument
+ * -1 - index). An argument is a float pointer with a mode: FULL (row r = p + r*C, length C), CHAN
+ * (p, length C, the same for every row), ROWV (p + r, length 1), SCAL (p, length 1). A STORE copies
+ * a register to an argument (FULL for a row block, ROWV for per-row numbers). A CHAIN followed by
+ * n STEP entries applies n cheap operations to one value in vector registers (one pass).
+ *
+ * Threads: nthreads > 1 shares the blocks with helper threads of a small pthread pool (sleeping on
+ * a condition variable when idle; the caller never waits for a helper that has not started).
+ * Python calls this through ctypes (the GIL is released): nnkiln/runtime/kernels/__init__.py.
+ *
+ * Numerics: every operation rounds to float32 like the numpy reference kernels; exp and tanh are
+ * our own vectorisable float32 implementations (a few ulp, IEEE inf/NaN behaviour); row sums use
+ * numpy's pairwise summation order (identical results); max/min are order-independent.
+ * Compiled without -ffast-math: no reassociation, NaN/inf follow IEEE.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+/* FP exception flags are never read: let the vectoriser if-convert the selects below (results,
+ * including NaN/inf, are unchanged; this is not -ffast-math). */
+#pragma GCC optimize("no-trapping-math")
+
+enum { M_FULL = 0, M_CHAN = 1, M_ROWV = 2, M_SCAL = 3 };
+enum {
+    OP_ADD = 0, OP_SUB = 1, OP_MUL = 2, OP_MAX = 3, OP_MIN = 4, OP_DIV = 5,
+    OP_EXP = 10, OP_TANH = 11, OP_SIGMOID = 12, OP_ABS = 13, OP_NEG = 14, OP_RECIP = 15, OP_RSQRT = 16,
+    OP_CLAMP = 17, OP_COPY = 18,
+    OP_RSUM = 20, OP_RMAX = 21, OP_RMIN = 22,
+    OP_STORE = 30,
+    OP_CHAIN = 40, OP_STEP = 41
+};
+
+typedef struct {
+    int32_t op, dst, a, b; /* STORE: a = register, dst = argument index (>= 0) */
+    float lo, hi;          /* CLAMP bounds */
+    int32_t op2, c;        /* STEP entries of a CHAIN: the step's operation and operand */
+} nk_ins;
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
+
+static inline v8f vbc(float x) { return (v8f){x, x, x, x, x, x, x, x}; }
+static inline v8f vsel(v8i m, v8f a, v8f b) { return (v8f)(((v8i)a & m) | ((v8i)b & ~m)); }
+
+/* a*b + c: one rounding with hardware FMA, else two (both well within the runtime's tolerance) */
+#if defined(__FMA__) && defined(__AVX__)
+#include <immintrin.h>
+#define MAD(a, b, c) fmaf((a), (b), (c))
+#define VMAD(a, b, c) ((v8f)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#else
+#define MAD(a, b, c) ((a) * (b) + (c))
+#define VMAD(a, b, c) ((a) * (b) + (c))
+#endif
+
+static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+/* exp(x) in float32: x = n ln2 + r (Cody-Waite), exp(r) by a degree-7 Taylor polynomial on
+ * |r| <= ln2/2 (truncation < 2e-9 relative), times 2^n built in two steps (no overflow of the
+ * exponent field for n in [-150, 128]). Overflow -> inf, underflow -> 0, NaN -> NaN. */
+static inline float nk_expf(float x) {
+    const float hi_lim = 88.7228394f, lo_lim = -103.972084f;
+    float xc = x > hi_lim ? hi_lim : (x < lo_lim ? lo_lim : x);
+    float n = (xc * 1.44269502f + 12582912.0f) - 12582912.0f; /* round to nearest (|.| < 2^22) */
+    float r = xc - n * 0.693145752f;     /* ln2 high part (exact product) */
+    r = r - n * 1.42860677e-6f;          /* ln2 low part */
+    float p = 1.98412701e-4f;             /* 1/5040 */
+    p = MAD(p, r, 1.38888892e-3f);        /* 1/720 */
+    p = MAD(p, r, 8.33333377e-3f);        /* 1/120 */
+    p = MAD(p, r, 4.16666679e-2f);        /* 1/24 */
+    p = MAD(p, r, 1.66666672e-1f);        /* 1/6 */
+    p = MAD(p, r, 0.5f);
+    p = MAD(p * r, r, r) + 1.0f;
+    int32_t ni = (int32_t)n;
+    int32_t n1 = ni >> 1, n2 = ni - n1;
+    float s1 = u2f((uint32_t)(n1 + 127) << 23), s2 = u2f((uint32_t)(n2 + 127) << 23);
+    float y = p * s1 * s2;
+    y = x > hi_lim ? INFINITY : y;
+    y = x < lo_lim ? 0.0f : y;
+    return x != x ? x : y;
+}
+
+/* exp(x) for x in [0, 88] (no special cases: the caller clamps and handles NaN): the same steps
+ * as nk_expf, 2^n in one step (n <= 127), so the same result as nk_expf there. */
+static inline float nk_exp_pos(float x) {
+    float n = (x * 1.44269502f + 12582912.0f) - 12582912.0f;
+    float r = x - n * 0.693145752f;
+    r = r - n * 1.42860677e-6f;
+    float p = 1.98412701e-4f;
+    p = MAD(p, r, 1.38888892e-3f);
+    p = MAD(p, r, 8.33333377e-3f);
+    p = MAD(p, r, 4.16666679e-2f);
+    p = MAD(p, r, 1.66666672e-1f);
+    p = MAD(p, r, 0.5f);
+    p = MAD(p * r, r, r) + 1.0f;
+    return p * u2f((uint32_t)((int32_t)n + 127) << 23);
+}
+
+/* tanh(x): odd Taylor series up to x^13 for |x| < 0.25 (truncation < 1e-10 relative), else
+ * 1 - 2/(exp(2|x|) + 1) (relative error a few ulp for |x| >= 0.25); sign of x. */
+static inline float nk_tanhf(float x) {
+    float a = fabsf(x);
+    float z = x * x;
+    /* coefficients of x^3..x^13: -1/3, 2/15, -17/315, 62/2835, -1382/155925, 21844/6081075 */
+    float q = 3.5921280e-3f;
+    q = MAD(q, z, -8.8632355e-3f);
+    q = MAD(q, z, 2.1869488e-2f);
+    q = MAD(q, z, -5.3968254e-2f);
+    q = MAD(q, z, 1.3333334e-1f);
+    q = MAD(q, z, -3.3333334e-1f);
+    float small = MAD(x * z, q, x);
+    float a2 = 2.0f * a;
+    float e = nk_exp_pos(a2 < 88.0f ? a2 : 88.0f); /* exp(88) ~ 1.6e38: tanh is 1 long before */
+    float big = 1.0f - 2.0f / (e + 1.0f);
+    /* numpy's float32 tanh (the reference) stays at 1 - 2^-24 below |x| = 10 and is 1 from there:
+     * do the same, so 1 + tanh(x) never cancels to 0 where the reference's does not (1 ulp) */
+    big = a < 10.0f ? (big < 0.99999994f ? big : 0.99999994f) : 1.0f;
+    float y = a < 0.25f ? fabsf(small) : big;
+    y = copysignf(y, x);
+    return x != x ? x : y;
+}
+
+/* The same two functions on 8 lanes (GCC vector extensions): the same operations in the same
+ * order (fused multiply-adds where the scalar code has them), so the same results, lane by lane. */
+static inline v8f vexp(v8f x) {
+    const v8f hi = vbc(88.7228394f), lo = vbc(-103.972084f);
+    v8f xc = vsel(x > hi, hi, vsel(x < lo, lo, x));
+    v8f n = (xc * vbc(1.44269502f) + vbc(12582912.0f)) - vbc(12582912.0f);
+    v8f r = xc - n * vbc(0.693145752f);
+    r = r - n * vbc(1.42860677e-6f);
+    v8f p = vbc(1.98412701e-4f);
+    p = VMAD(p, r, vbc(1.38888892e-3f));
+    p = VMAD(p, r, vbc(8.33333377e-3f));
+    p = VMAD(p, r, vbc(4.16666679e-2f));
+    p = VMAD(p, r, vbc(1.66666672e-1f));
+    p = VMAD(p, r, vbc(0.5f));
+    p = VMAD(p * r, r, r) + vbc(1.0f);
+    v8i ni = __builtin_convertvector(n, v8i);
+    v8i n1 = ni >> 1, n2 = ni - n1;
+    v8f s1 = (v8f)((v8u)(n1 + 127) << 23), s2 = (v8f)((v8u)(n2 + 127) << 23);
+    v8f y = p * s1 * s2;
+    y = vsel(x > hi, vbc(INFINITY), y);
+    y = vsel(x < lo, vbc(0.0f), y);
+    return vsel(x != x, x, y);
+}
+
+static inline v8f vexp_pos(v8f x) {
+    v8f n = (x * vbc(1.44269502f) + vbc(12582912.0f)) - vbc(12582912.0f);
+    v8f r = x - n * vbc(0.693145752f);
+    r = r - n * vbc(1.42860677e-6f);
+    v8f p = vbc(1.98412701e-4f);
+    p = VMAD(p, r, vbc(1.38888892e-3f));
+    p = VMAD(p, r, vbc(8.33333377e-3f));
+    p = VMAD(p, r, vbc(4.16666679e-2f));
+    p = VMAD(p, r, vbc(1.66666672e-1f));
+    p = VMAD(p, r, vbc(0.5f));
+    p = VMAD(p * r, r, r) + vbc(1.0f);
+    v8i ni = __builtin_convertvector(n, v8i);
+    return p * (v8f)((v8u)(ni + 127) << 23);
+}
+
+static inline v8f vabs(v8f x) { return (v8f)((v8u)x & (v8u)vbc(u2f(0x7fffffffu))); }
+
+static inline v8f vtanh(v8f x) {
+    v8f a = vabs(x);
+    v8f z = x * x;
+    v8f q = vbc(3.5921280e-3f);
+    q = VMAD(q, z, vbc(-8.8632355e-3f));
+    q = VMAD(q, z, vbc(2.1869488e-2f));
+    q = VMAD(q, z, vbc(-5.3968254e-2f));
+    q = VMAD(q, z, vbc(1.3333334e-1f));
+    q = VMAD(q, z, vbc(-3.3333334e-1f));
+    v8f small = VMAD(x * z, q, x);
+    v8f a2 = vbc(2.0f) * a;
+    v8f e = vexp_pos(vsel(a2 < vbc(88.0f), a2, vbc(88.0f)));
+    v8f big = vbc(1.0f) - vbc(2.0f) / (e + vbc(1.0f));
+    big = vsel(a < vbc(10.0f), vsel(big < vbc(0.99999994f), big, vbc(0.99999994f)), vbc(1.0f));
+    v8f y = vsel(a < vbc(0.25f), vabs(small), big);
+    y = (v8f)(((v8u)y & (v8u)vbc(u2f(0x7fffffffu))) | ((v8u)x & (v8u)vbc(u2f(0x80000000u))));
+    return vsel(x != x, x, y);
+}
+
+/* Elementwise kernels over n elements; sa / sb: 1 for a vector operand, 0 for a broadcast scalar. */
+#define BIN_LOOP(EXPR)                                                                             \
+    if (sa && sb) { for (ptrdiff_t i = 0; i < n; ++i) { float x = a[i], y = b[i]; o[i] = (EXPR); } } \
+    else if (sa) { float y = b[0]; for (ptrdiff_t i = 0; i < n; ++i) { float x = a[i]; o[i] = (EXPR); } } \
+    else if (sb) { float x = a[0]; for (ptrdiff_t i = 0; i < n; ++i) { float y = b[i]; o[i] = (EXPR); } } \
+    else { float x = a[0], y = b[0]; o[0] = (EXPR); }
+
+/* numpy's maximum/minimum propagate NaN from either side. */
+static inline float nk_max(float x, float y) { return (x != x) ? x : ((y != y) ? y : (x > y ? x : y)); }
+static inline float nk_min(float x, float y) { return (x != x) ? x : ((y != y) ? y : (x < y ? x : y)); }
+
+static void binary(int op, const float *a, int sa, const float *b, int sb,
+                   float *o, ptrdiff_t n) {
+    switch (op) {
+    case OP_ADD: { BIN_LOOP(x + y) break; }
+    case OP_SUB: { BIN_LOOP(x - y) break; }
+    case OP_MUL: { BIN_LOOP(x * y) break; }
+    case OP_MAX: { BIN_LOOP(nk_max(x, y)) break; }
+    case OP_MIN: { BIN_LOOP(nk_min(x, y)) break; }
+    case OP_DIV: { BIN_LOOP(x / y) break; }
+    default: break;
+    }
+}
+
+static void unary(int op, const float *a, float *o, ptrdiff_t n, float lo, float hi) {
+    switch (op) {
+    case OP_EXP: for (ptrdiff_t i = 0; i < n; ++i) o[i] = nk_expf(a[i]); break;
+    case OP_TANH: for (ptrdiff_t i = 0; i < n; ++i) o[i] = nk_tanhf(a[i]); break;
+    case OP_SIGMOID: /* the reference's 1 / (1 + exp(-x)) */
+        for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / (nk_expf(-a[i]) + 1.0f);
+        break;
+    case OP_ABS: for (ptrdiff_t i = 0; i < n; ++i) o[i] = fabsf(a[i]); break;
+    case OP_NEG: for (ptrdiff_t i = 0; i < n; ++i) o[i] = -a[i]; break;
+    case OP_RECIP: for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / a[i]; break;
+    case OP_RSQRT: for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / sqrtf(a[i]); break;
+    case OP_CLAMP: /* min(max(x, lo), hi); NaN propagates */
+        for (ptrdiff_t i = 0; i < n; ++i) { float x = a[i]; float y = x < lo ? lo : x; y = y > hi ? hi : y; o[i] = x != x ? x : y; }
+        break;
+    case OP_COPY: if (o != a) memmove(o, a, (size_t)n * sizeof(float)); break;
+    default: break;
+    }
+}
+
+/* An operand as seen by one block of R rows: V = R*C contiguous values (a row block), H = C values
+ * shared by every row (a channel vector), S = R values (one per row), K = one value. */
+enum { K_V = 0, K_H = 1, K_S = 2, K_K = 3 };
+
+typedef struct { const float *p; int kind; } nk_opnd;
+
+/* CHAIN: dst = s_n(...s_2(s_1(a))) where each step is a binary operation with an operand (add, sub,
+ * mul, maximum, minimum) or a unary one (clamp, abs, negate, exp, tanh, sigmoid, reciprocal),
+ * evaluated in registers 32 values at a time: one
+ * pass over the block instead of one per operation. Same float32 operations, same results. */
+#define NK_MAX_STEPS 32
+typedef struct { int op; int kind; const float *p; float v, lo, hi; } nk_step;
+
+
+static inline v8f vstep(int op, v8f t, v8f x, float lo, float hi) {
+    switch (op) {
+    case OP_ADD: return t + x;
+    case OP_SUB: return t - x;
+    case OP_MUL: return t * x;
+    case OP_MAX: return vsel((t > x) | (t != t), t, x); /* numpy: first if greater or NaN, else second */
+    case OP_MIN: return vsel((t < x) | (t != t), t, x);
+    case OP_CLAMP: { v8f y = vsel(t < vbc(lo), vbc(lo), t); return vsel(y > vbc(hi), vbc(hi), y); }
+    case OP_ABS: return (v8f)((v8i)t & (v8i){0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
+                                              0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff});
+    case OP_NEG: return -t;
+    case OP_EXP: return vexp(t);
+    case OP_TANH: return vtanh(t);
+    case OP_SIGMOID: return vbc(1.0f) / (vexp(-t) + vbc(1.0f));
+    case OP_RECIP: return vbc(1.0f) / t;
+    default: return t;
+    }
+}
+
+static inline float sstep(int op, float t, float x, float lo, float hi) {
+    switch (op) {
+    case OP_ADD: return t + x;
+    case OP_SUB: return t - x;
+    case OP_MUL: return t * x;
+    case OP_MAX: return (t > x || t != t) ? t : x;
+    case OP_MIN: return (t < x || t != t) ? t : x;
+    case OP_CLAMP: { float y = t < lo ? lo : t; return y > hi ? hi : y; }
+    case OP_ABS: return fabsf(t);
+    case OP_NEG: return -t;
+    case OP_EXP: return nk_expf(t);
+    case OP_TANH: return nk_tanhf(t);
+    case OP_SIGMOID: return 1.0f / (nk_expf(-t) + 1.0f);
+    case OP_RECIP: return 1.0f / t;
+    default: return t;
+    }
+}
+
+static inline v8f vld(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
+static inline void vst(float *p, v8f v) { memcpy(p, &v, sizeof v); }
+
+/* One row of C values: a -> o through the steps (operand pointers already at this row). Four
+ * vectors (32 values) stay in registers through all the steps; the operation is chosen once per
+ * step for the four. */
+static void chain_row(const float *a, float *o, const nk_step *st, int ns, ptrdiff_t C) {
+    ptrdiff_t i = 0;
+    for (; i + 32 <= C; i += 32) {
+        v8f t0 = vld(a + i), t1 = vld(a + i + 8), t2 = vld(a + i + 16), t3 = vld(a + i + 24);
+        for (int s = 0; s < ns; ++s) {
+            const nk_step *q = &st[s];
+            v8f x0, x1, x2, x3;
+            if (q->kind == K_V || q->kind == K_H) {
+                const float *p = q->p + i;
+                x0 = vld(p); x1 = vld(p + 8); x2 = vld(p + 16); x3 = vld(p + 24);
+            } else {
+                x0 = x1 = x2 = x3 = vbc(q->v);
+            }
+            switch (q->op) {
+            case OP_ADD: t0 = t0 + x0; t1 = t1 + x1; t2 = t2 + x2; t3 = t3 + x3; break;
+            case OP_SUB: t0 = t0 - x0; t1 = t1 - x1; t2 = t2 - x2; t3 = t3 - x3; break;
+            case OP_MUL: t0 = t0 * x0; t1 = t1 * x1; t2 = t2 * x2; t3 = t3 * x3; break;
+            default:
+                t0 = vstep(q->op, t0, x0, q->lo, q->hi); t1 = vstep(q->op, t1, x1, q->lo, q->hi);
+                t2 = vstep(q->op, t2, x2, q->lo, q->hi); t3 = vstep(q->op, t3, x3, q->lo, q->hi);
+                break;
+            }
+        }
+        vst(o + i, t0); vst(o + i + 8, t1); vst(o + i + 16, t2); vst(o + i + 24, t3);
+    }
+    for (; i + 8 <= C; i += 8) {
+        v8f t = vld(a + i);
+        for (int s = 0; s < ns; ++s) {
+            const nk_step *q = &st[s];
+            v8f x = (q->kind == K_V || q->kind == K_H) ? vld(q->p + i) : vbc(q->v);
+            t = vstep(q->op, t, x, q->lo, q->hi);
+        }
+        vst(o + i, t);
+    }
+    for (; i < C; ++i) {
+        float t = a[i];
+        for (int s = 0; s < ns; ++s) {
+            const nk_step *q = &st[s];
+            t = sstep(q->op, t, (q->kind == K_V || q->kind == K_H) ? q->p[i] : q->v, q->lo, q->hi);
+        }
+        o[i] = t;
+    }
+}
+
+/* numpy's float32 pairwise summation (blocks of at most 128 summed with 8 interleaved partial sums,
+ * halves at a multiple of 8 above that): the same additions in the same order as the reference's
+ * np.sum over a contiguous row, so row sums are identical to the reference's. */
+static float pairwise_sum(const float *a, ptrdiff_t n) {
+    if (n < 8) {
+        float res = 0.0f;
+        for (ptrdiff_t i = 0; i < n; ++i) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        float r[8];
+        for (int j = 0; j < 8; ++j) r[j] = a[j];
+        ptrdiff_t i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+        float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += a[i];
+        return res;
+    }
+    ptrdiff_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+static float reduce(int op, const float *a, ptrdiff_t n) {
+    if (op == OP_RSUM) return 0.0f + pairwise_sum(a, n); /* numpy adds the sum to the identity 0 */
+    /* max/min: a NaN anywhere makes the result NaN (numpy); lane-wise select of x where x beats the
+     * lane or is NaN (a NaN lane stays NaN: comparisons with it are false), 8 lanes at a time */
+    if (n == 0) return op == OP_RMAX ? -INFINITY : INFINITY;
+    int is_max = op == OP_RMAX;
+    float r = a[0];
+    ptrdiff_t i = 0;
+    if (n >= 8) {
+        v8f m;
+        memcpy(&m, a, sizeof m);
+        for (i = 8; i + 8 <= n; i += 8) {
+            v8f x;
+            memcpy(&x, a + i, sizeof x);
+            v8i take = (is_max ? (x > m) : (x < m)) | (x != x);
+            m = (v8f)(((v8i)x & take) | ((v8i)m & ~take));
+        }
+        float lanes[8];
+        memcpy(lanes, &m, sizeof lanes);
+        r = lanes[0];
+        for (int k = 1; k < 8; ++k) {
+            float x = lanes[k];
+            r = ((is_max ? x > r : x < r) || x != x) && r == r ? x : r;
+        }
+    }
+    for (; i < n; ++i) {
+        float x = a[i];
+        r = ((is_max ? x > r : x < r) || x != x) && r == r ? x : r;
+    }
+    return r;
+}
+
+
+static void block_binary(int op, nk_opnd a, nk_opnd b, float *o, int *okind, ptrdiff_t R, ptrdiff_t C) {
+    int vec = a.kind <= K_H || b.kind <= K_H;
+    if (!vec) { /* one value per row */
+        binary(op, a.p, a.kind == K_S, b.p, b.kind == K_S, o, (a.kind == K_S || b.kind == K_S) ? R : 1);
+        if (a.kind == K_K && b.kind == K_K) for (ptrdiff_t r = 1; r < R; ++r) o[r] = o[0];
+        *okind = K_S;
+        return;
+    }
+    *okind = K_V;
+    if ((a.kind == K_V || a.kind == K_K) && (b.kind == K_V || b.kind == K_K)) {
+        binary(op, a.p, a.kind == K_V, b.p, b.kind == K_V, o, R * C);
+        return;
+    }
+    for (ptrdiff_t r = 0; r < R; ++r) {
+        const float *pa = a.kind == K_V ? a.p + r * C : (a.kind == K_S ? a.p + r : a.p);
+        const float *pb = b.kind == K_V ? b.p + r * C : (b.kind == K_S ? b.p + r : b.p);
+        binary(op, pa, a.kind <= K_H, pb, b.kind <= K_H, o + r * C, C);
+    }
+}
+
+typedef struct {
+    const nk_ins *prog;
+    int nins, nregs;
+    float **args;
+    const int32_t *modes;
+    ptrdiff_t rows, C, block, nblocks, chunk;
+    size_t stride;
+    atomic_long next;   /* next chunk to claim */
+    atomic_long done;   /* chunks finished */
+    atomic_int active;  /* helpers inside this job */
+    atomic_int status;
+} nk_job;
+
+/* Blocks [b0, b1) of the job with this thread's scratch registers. */
+static void run_blocks(nk_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, int *kind) {
+    const nk_ins *prog = job->prog;
+    int nins = job->nins;
+    float **args = job->args;
+    const int32_t *modes = job->modes;
+    ptrdiff_t rows = job->rows, C = job->C, block = job->block;
+    size_t stride = job->stride;
+    for (ptrdiff_t bi = b0; bi < b1; ++bi) {
+        ptrdiff_t r0 = bi * block;
+        ptrdiff_t R = rows - r0 < block ? rows - r0 : block;
+        for (int k = 0; k < nins; ++k) {
+            const nk_ins *in = &prog[k];
+            nk_opnd o2[2] = {{NULL, K_K}, {NULL, K_K}};
+            int nops = in->op < OP_EXP ? 2 : 1; /* CHAIN / unary / reduce / STORE: a only */
+            int ids[2] = {in->a, in->b};
+            for (int s = 0; s < nops; ++s) {
+                int id = ids[s];
+                if (id >= 0) { o2[s].p = regs + (size_t)id * stride; o2[s].kind = kind[id]; }
+                else {
+                    int g = -1 - id;
+                    switch (modes[g]) {
+                    case M_FULL: o2[s].p = args[g] + r0 * C; o2[s].kind = K_V; break;
+                    case M_CHAN: o2[s].p = args[g]; o2[s].kind = K_H; break;
+                    case M_ROWV: o2[s].p = args[g] + r0; o2[s].kind = K_S; break;
+                    default: o2[s].p = args[g]; o2[s].kind = K_K; break;
+                    }
+                }
+            }
+            if (in->op == OP_STORE) {
+                int g = in->dst;
+                float *dst = modes[g] == M_FULL ? args[g] + r0 * C : args[g] + r0;
+                ptrdiff_t n = modes[g] == M_FULL ? R * C : R;
+                if (dst != o2[0].p) memmove(dst, o2[0].p, (size_t)n * sizeof(float));
+                continue;
+            }
+            /* dst >= 0: a register; dst < 0: straight into argument -1 - dst (the program's last
+             * computed value, whose only use was a STORE: no later instruction reads anything) */
+            int dummy_kind;
+            int *kd = in->dst >= 0 ? &kind[in->dst] : &dummy_kind;
+            float *o = in->dst >= 0 ? regs + (size_t)in->dst * stride
+                                    : (modes[-1 - in->dst] == M_FULL ? args[-1 - in->dst] + r0 * C
+                                                                     : args[-1 - in->dst] + r0);
+            if (in->op == OP_CHAIN) {
+                int ns = in->b;
+                const nk_ins *steps = prog + k + 1;
+                k += ns;
+                nk_step st[NK_MAX_STEPS];
+                int ok = o2[0].kind == K_V && ns <= NK_MAX_STEPS;
+                for (int s2 = 0; s2 < ns && ok; ++s2) {
+                    const nk_ins *q = &steps[s2];
+                    st[s2].op = q->op2; st[s2].lo = q->lo; st[s2].hi = q->hi;
+                    st[s2].p = NULL; st[s2].kind = K_K; st[s2].v = 0.0f;
+                    if (q->op2 >= OP_EXP) continue; /* unary steps: no operand */
+                    int id = q->c;
+                    if (id >= 0) { st[s2].p = regs + (size_t)id * stride; st[s2].kind = kind[id]; }
+                    else {
+                        int g = -1 - id;
+                        switch (modes[g]) {
+                        case M_FULL: st[s2].p = args[g] + r0 * C; st[s2].kind = K_V; break;
+                        case M_CHAN: st[s2].p = args[g]; st[s2].kind = K_H; break;
+                        case M_ROWV: st[s2].p = args[g] + r0; st[s2].kind = K_S; break;
+                        default: st[s2].p = args[g]; st[s2].kind = K_K; break;
+                        }
+                    }
+                }
+                if (ok) {
+                    nk_step rs[NK_MAX_STEPS];
+                    for (ptrdiff_t r = 0; r < R; ++r) {
+                        for (int s2 = 0; s2 < ns; ++s2) {
+                            rs[s2] = st[s2];
+                            if (st[s2].kind == K_V) rs[s2].p = st[s2].p + r * C;
+                            else if (st[s2].kind == K_S) rs[s2].v = st[s2].p[r];
+                            else if (st[s2].kind == K_K && st[s2].p) rs[s2].v = st[s2].p[0];
+                        }
+                        chain_row(o2[0].p + r * C, o + r * C, rs, ns, C);
+                    }
+                    *kd = K_V;
+                } else { /* generic: step by step in place (the destination is not a source) */
+                    nk_opnd t = o2[0];
+                    for (int s2 = 0; s2 < ns; ++s2) {
+                        const nk_ins *q = &steps[s2];
+                        if (q->op2 >= OP_EXP) {
+                            if (t.kind == K_H) {
+                                for (ptrdiff_t r = 0; r < R; ++r) unary(q->op2, t.p, o + r * C, C, q->lo, q->hi);
+                                *kd = K_V;
+                            } else {
+                                unary(q->op2, t.p, o, t.kind == K_V ? R * C : (t.kind == K_S ? R : 1), q->lo, q->hi);
+                                *kd = t.kind == K_K ? K_S : t.kind;
+                                if (t.kind == K_K) for (ptrdiff_t r = 1; r < R; ++r) o[r] = o[0];
+                            }
+                        } else {
+                            nk_opnd c3;
+                            int id = q->c;
+                            if (id >= 0) { c3.p = regs + (size_t)id * stride; c3.kind = kind[id]; }
+                            else {
+                                int g = -1 - id;
+                                switch (modes[g]) {
+                                case M_FULL: c3.p = args[g] + r0 * C; c3.kind = K_V; break;
+                                case M_CHAN: c3.p = args[g]; c3.kind = K_H; break;
+                                case M_ROWV: c3.p = args[g] + r0; c3.kind = K_S; break;
+                                default: c3.p = args[g]; c3.kind = K_K; break;
+                                }
+                            }
+                            block_binary(q->op2, t, c3, o, kd, R, C);
+                        }
+                        t.p = o; t.kind = *kd;
+                    }
+                }
+            } else if (in->op < OP_EXP) {
+                block_binary(in->op, o2[0], o2[1], o, kd, R, C);
+            } else if (in->op < OP_RSUM) {
+                nk_opnd a = o2[0];
+                if (a.kind == K_H) { /* a channel vector: expand to the block first */
+                    for (ptrdiff_t r = 0; r < R; ++r) unary(in->op, a.p, o + r * C, C, in->lo, in->hi);
+                    *kd = K_V;
+                } else if (a.kind == K_K) {
+                    unary(in->op, a.p, o, 1, in->lo, in->hi);
+                    for (ptrdiff_t r = 1; r < R; ++r) o[r] = o[0];
+                    *kd = K_S;
+                } else {
+                    unary(in->op, a.p, o, a.kind == K_V ? R * C : R, in->lo, in->hi);
+                    *kd = a.kind;
+                }
+            } else {
+                const float *a = o2[0].p;
+                for (ptrdiff_t r = 0; r < R; ++r) o[r] = reduce(in->op, o2[0].kind == K_V ? a + r * C : a, C);
+                *kd = K_S;
+            }
+        }
+    }
+}
+
+/* Claim chunks of the job until none is left (each participant has its own scratch). */
+static void work(nk_job *job) {
+    size_t n = (size_t)(job->nregs > 0 ? job->nregs : 1);
+    float *regs = (float *)aligned_alloc(64, n * job->stride * sizeof(float));
+    int *kind = (int *)malloc(n * sizeof(int));
+    for (;;) {
+        long c = atomic_fetch_add(&job->next, 1);
+        ptrdiff_t b0 = (ptrdiff_t)c * job->chunk;
+        if (b0 >= job->nblocks) break;
+        ptrdiff_t b1 = b0 + job->chunk < job->nblocks ? b0 + job->chunk : job->nblocks;
+        if (regs && kind) run_blocks(job, b0, b1, regs, kind);
+        else atomic_store(&job->status, -1);
+        atomic_fetch_add(&job->done, 1);
+    }
+    free(regs);
+    free(kind);
+}
+
+/* A small pool of helper threads that sleep on a condition variable. The calling thread works
+ * too and never waits for a helper that has not started: it claims every chunk left and then waits
+ * only for chunks a helper is in the middle of (a busy or descheduled core costs at most that). */
+#define NK_MAX_HELPERS 15
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
+static nk_job *pool_job = NULL;
+static unsigned long pool_gen = 0;
+static int pool_helpers = 0;
+
+static void *helper_main(void *unused) {
+    (void)unused;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&pool_mu);
+    for (;;) {
+        while (pool_gen == seen || pool_job == NULL) {
+            seen = pool_gen;
+            pthread_cond_wait(&pool_cv, &pool_mu);
+        }
+        seen = pool_gen;
+        nk_job *job = pool_job;
+        atomic_fetch_add(&job->active, 1);
+        pthread_mutex_unlock(&pool_mu);
+        work(job);
+        atomic_fetch_sub(&job->active, 1);
+        pthread_mutex_lock(&pool_mu);
+    }
+    return NULL;
+}
+
+static pthread_mutex_t run_mu = PTHREAD_MUTEX_INITIALIZER; /* one parallel job at a time */
+
+/* Run ``prog`` (``nins`` instructions, ``nregs`` registers) on rows [0, rows) of width C, ``block``
+ * rows at a time. args[k] / modes[k]: argument pointers and modes. nthreads > 1: up to nthreads - 1
+ * helper threads share the blocks (when another parallel run is in progress, this one runs alone).
+ * Returns 0, or -1 if scratch memory could not be allocated. */
+int nk_rows_run(const nk_ins *prog, int nins, int nregs, float **args, const int32_t *modes,
+                ptrdiff_t rows, ptrdiff_t C, ptrdiff_t block, int nthreads) {
+    nk_job job;
+    if (block < 1) block = 1;
+    job.prog = prog; job.nins = nins; job.nregs = nregs; job.args = args; job.modes = modes;
+    job.rows = rows; job.C = C; job.block = block;
+    job.nblocks = (rows + block - 1) / block;
+    job.stride = ((size_t)(block * (C > 0 ? C : 1)) + 15) & ~(size_t)15;
+    atomic_init(&job.next, 0);
+    atomic_init(&job.done, 0);
+    atomic_init(&job.active, 0);
+    atomic_init(&job.status, 0);
+    int helpers = nthreads - 1 < NK_MAX_HELPERS ? nthreads - 1 : NK_MAX_HELPERS;
+    if (helpers < 1 || job.nblocks < 2 || pthread_mutex_trylock(&run_mu) != 0) {
+        job.chunk = job.nblocks > 0 ? job.nblocks : 1;
+        work(&job);
+        return atomic_load(&job.status);
+    }
+    /* chunks: about 4 per participant, so a late helper still finds work and nobody waits long */
+    ptrdiff_t parts = 4 * (ptrdiff_t)(helpers + 1);
+    job.chunk = (job.nblocks + parts - 1) / parts;
+    pthread_mutex_lock(&pool_mu);
+    while (pool_helpers < helpers) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, helper_main, NULL) != 0) break;
+        pthread_detach(th);
+        ++pool_helpers;
+    }
+    pool_job = &job;
+    ++pool_gen;
+    pthread_cond_broadcast(&pool_cv);
+    pthread_mutex_unlock(&pool_mu);
+    work(&job);
+    pthread_mutex_lock(&pool_mu);
+    pool_job = NULL; /* no helper takes the job from now on */
+    pthread_mutex_unlock(&pool_mu);
+    long total = (long)((job.nblocks + job.chunk - 1) / job.chunk);
+    while (atomic_load(&job.done) < total || atomic_load(&job.active) > 0) sched_yield();
+    pthread_mutex_unlock(&run_mu);
+    return atomic_load(&job.status);
+}
+
+
+/* Elementwise helpers exposed for tests: y = exp(x), y = tanh(x). */
+void nk_exp(const float *x, float *y, ptrdiff_t n) { for (ptrdiff_t i = 0; i < n; ++i) y[i] = nk_expf(x[i]); }
+void nk_tanh(const float *x, float *y, ptrdiff_t n) { for (ptrdiff_t i = 0; i < n; ++i) y[i] = nk_tanhf(x[i]); }

@@ -1,0 +1,364 @@
+"""Native CONV2D / DEPTHWISE_CONV2D kernels (native/conv.c via kernels.conv) against the
+numpy fallback and the reference interpreter.
+
+Expected values: the reference interpreter's kernels (nnkiln.reference: the spec's pseudocode, §2.3.3
+CONV2D and §2.3.5 DEPTHWISE_CONV2D) followed by the post-ops one at a time, plus one hand-computed case.
+Tolerances: CONV2D (GEMM, another summation order) 1e-5 relative to the output's largest magnitude;
+DEPTHWISE_CONV2D identical (both paths do the reference's float32 operations in its order; the native
+kernel skips padded taps exactly like the reference).
+Every case runs with the native kernels and with them disabled (``kernels.conv.native_lib`` -> None,
+as under NNKILN_NO_NATIVE=1).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from nnkiln.backend.blob_format import BufferDesc, Memory, encode
+from nnkiln.backend.builder import BlobBuilder
+from nnkiln.kinds import Kind
+from nnkiln.reference.registry import KernelCall, load_kernels
+from nnkiln.runtime import blas, load_blob, native
+from nnkiln.runtime.kernels import conv as conv_mod
+from nnkiln.runtime.kernels import epilogue
+
+F = Kind.F32
+KERNELS = load_kernels(with_ir=False)
+RNG = np.random.default_rng(5)
+HAVE_NATIVE = native.available() and conv_mod.native_lib("conv") is not None
+PATHS = [pytest.param(True, id="native", marks=pytest.mark.skipif(not HAVE_NATIVE, reason="no native kernels")),
+         pytest.param(False, id="numpy")]
+RELU6 = {"kernel": "tosa.clamp", "attrs": {"min_val": 0.0, "max_val": 6.0}}
+
+
+@pytest.fixture
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    use_native = bool(request.param)
+    if not use_native:
+        monkeypatch.setattr(conv_mod, "native_lib", lambda name: None)
+    return use_native
+
+
+def _f(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _ref(name: str, inputs: list[np.ndarray], attrs: dict, out_shape: tuple[int, ...]) -> np.ndarray:
+    call = KernelCall(name=name, inputs=inputs, attrs=attrs, out_kinds=[F], out_dtypes=[np.dtype(np.float32)],
+                      out_shapes=[out_shape], in_kinds=[F] * len(inputs))
+    return np.asarray(KERNELS[name](call)[0])
+
+
+def _ref_posts(e: np.ndarray, posts: list[dict], extras: list[np.ndarray]) -> np.ndarray:
+    k = 0
+    for p in posts:
+        if p.get("operand") is not None:
+            e = _ref(p["kernel"], [e, extras[k]], p.get("attrs", {}), e.shape)
+            k += 1
+        else:
+            e = _ref(p["kernel"], [e], p.get("attrs", {}), e.shape)
+    return e
+
+
+def _desc(shape: tuple[int, ...]) -> BufferDesc:
+    return BufferDesc(Memory.ARENA, F, tuple(shape), 0, 4 * int(np.prod(shape)))
+
+
+def _kernel(depthwise: bool, attrs: dict, x: np.ndarray, w: np.ndarray, b: np.ndarray, out_shape: tuple[int, ...],
+            posts: list[dict] = (), extras: list[np.ndarray] = (), const_w: bool = True):  # noqa: ANN202
+    """The fast kernel as kernels.fast builds it (constants given when const_w)."""
+    epi = epilogue.build(list(posts), _desc(out_shape), [_desc(e.shape) for e in extras]) if posts else None
+    ib = [_desc(x.shape), _desc(w.shape), _desc(b.shape)]
+    if depthwise:
+        return conv_mod.depthwise(attrs, ib, [_desc(out_shape)], epi)
+    return conv_mod.conv2d(attrs, ib, [_desc(out_shape)], [None, w if const_w else None, b], epi)
+
+
+def _call(fn, x, w, b, out_shape, extras=()):  # noqa: ANN001, ANN202
+    out = np.full(out_shape, np.nan, np.float32)
+    fn([x, w, b], [out], list(extras))
+    return out
+
+
+def _close(a: np.ndarray, e: np.ndarray) -> None:
+    np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5 * max(float(np.nanmax(np.abs(e[np.isfinite(e)]), initial=0)), 1e-30))
+
+
+def _attrs(pad, stride, dil) -> dict:  # noqa: ANN001
+    return {"pad": tuple(pad), "stride": tuple(stride), "dilation": tuple(dil), "input_zp": 0, "weight_zp": 0}
+
+
+def _out_hw(ih, iw, kh, kw, pad, stride, dil):  # noqa: ANN001, ANN202
+    return ((ih - 1 + pad[0] + pad[1] - (kh - 1) * dil[0]) // stride[0] + 1,
+            (iw - 1 + pad[2] + pad[3] - (kw - 1) * dil[1]) // stride[1] + 1)
+
+
+# -- CONV2D ------------------------------------------------------------------------------------------------
+
+CONV_CASES = [
+    # n, ih, iw, ic, oc, kh, kw, pad, stride, dilation
+    (1, 9, 11, 5, 20, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1)),
+    (2, 10, 7, 13, 33, 3, 2, (0, 2, 1, 0), (2, 1), (1, 2)),     # batch 2, asymmetric pad, dilation
+    (1, 12, 12, 16, 96, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1)),    # 1x1 direct
+    (3, 7, 5, 24, 8, 1, 1, (0, 0, 0, 0), (2, 2), (1, 1)),       # strided 1x1, OC < 16, rows not a multiple of 6
+    (1, 15, 13, 3, 32, 3, 3, (1, 1, 1, 1), (2, 2), (1, 1)),     # stem-like, IC = 3
+    (1, 11, 11, 3, 17, 7, 7, (3, 3, 3, 3), (2, 2), (1, 1)),     # 7x7 stem, OC = 16 + 1
+    (2, 6, 6, 40, 70, 3, 3, (2, 0, 0, 3), (1, 1), (2, 2)),      # pad larger than a side, dilation 2
+    (1, 4, 4, 300, 24, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1)),     # long K (2700), OC = 24 (8-channel tail)
+    (1, 7, 7, 80, 40, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1)),      # long K (720) in k blocks, 49 rows: a 1-row tile
+]
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_matches_reference(path: bool, case: tuple) -> None:
+    n, ih, iw, ic, oc, kh, kw, pad, stride, dil = case
+    oh, ow = _out_hw(ih, iw, kh, kw, pad, stride, dil)
+    x, w, b = _f(n, ih, iw, ic), _f(oc, kh, kw, ic), _f(oc)
+    attrs = _attrs(pad, stride, dil)
+    e = _ref("tosa.conv2d", [x, w, b], attrs, (n, oh, ow, oc))
+    for const_w in (True, False):
+        fn = _kernel(False, attrs, x, w, b, (n, oh, ow, oc), const_w=const_w)
+        assert fn is not None
+        assert ("_native_conv" in fn.__qualname__) == path
+        _close(_call(fn, x, w, b, (n, oh, ow, oc)), e)
+
+
+EPILOGUES = [
+    ([RELU6], 0),
+    ([{"kernel": "tosa.add", "attrs": {}, "operand": 3}], 1),                                  # residual
+    ([{"kernel": "tosa.add", "attrs": {}, "operand": 3}, {"kernel": "tosa.clamp", "attrs": {"min_val": 0.0, "max_val": 3.4e38}}], 1),
+    ([{"kernel": "tosa.sub", "attrs": {}, "operand": 3}, RELU6, {"kernel": "tosa.mul", "attrs": {"shift": 0}, "operand": 4}], 2),
+    ([{"kernel": "tosa.sigmoid", "attrs": {}}], 0),                                             # no C form: Python after
+]
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+@pytest.mark.parametrize("posts,nextra", EPILOGUES)
+def test_conv2d_fused_epilogues(path: bool, posts: list, nextra: int) -> None:
+    n, ih, iw, ic, oc = 2, 9, 8, 12, 37
+    x, w, b = _f(n, ih, iw, ic) * 2, _f(oc, 3, 3, ic), _f(oc)
+    attrs = _attrs((1, 1, 1, 1), (1, 1), (1, 1))
+    shape = (n, ih, iw, oc)
+    extras = [_f(*shape), _f(1, 1, 1, oc)][:nextra]
+    e = _ref_posts(_ref("tosa.conv2d", [x, w, b], attrs, shape), posts, extras)
+    got = _call(_kernel(False, attrs, x, w, b, shape, posts, extras), x, w, b, shape, extras)
+    _close(got, e)
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+def test_conv2d_hand_computed(path: bool) -> None:
+    """1x1 input channel, 2x2 kernel, pad bottom/right 1: out[y, x] = sum of the 2x2 window (zeros outside)
+    weighted 1, 2, 3, 4, plus bias 0.5; then CLAMP(0, 10)."""
+    x = np.array([1, 2, 3, 4], np.float32).reshape(1, 2, 2, 1)
+    w = np.array([1, 2, 3, 4], np.float32).reshape(1, 2, 2, 1)
+    b = np.array([0.5], np.float32)
+    attrs = _attrs((0, 1, 0, 1), (1, 1), (1, 1))
+    fn = _kernel(False, attrs, x, w, b, (1, 2, 2, 1), [{"kernel": "tosa.clamp", "attrs": {"min_val": 0.0, "max_val": 10.0}}])
+    got = _call(fn, x, w, b, (1, 2, 2, 1))
+    # [1*1+2*2+3*3+4*4, 2*1+0+4*3+0, 3*1+4*2, 4*1] + 0.5 = [30.5, 14.5, 11.5, 4.5] -> clamp 10
+    np.testing.assert_array_equal(got.reshape(-1), np.array([10, 10, 10, 4.5], np.float32))
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+def test_conv2d_nan_and_inf_propagate(path: bool) -> None:
+    n, ih, iw, ic, oc = 1, 8, 8, 6, 20
+    x, w, b = _f(n, ih, iw, ic), _f(oc, 3, 3, ic), _f(oc)
+    x[0, 1, 1, 2] = np.nan
+    x[0, 6, 5, 0] = np.inf
+    attrs = _attrs((1, 1, 1, 1), (1, 1), (1, 1))
+    shape = (n, ih, iw, oc)
+    e = _ref_posts(_ref("tosa.conv2d", [x, w, b], attrs, shape), [RELU6], [])
+    got = _call(_kernel(False, attrs, x, w, b, shape, [RELU6]), x, w, b, shape)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(e))
+    assert np.isnan(got[0, 0:3, 0:3]).all()  # every window holding the NaN
+    np.testing.assert_array_equal(np.isposinf(got), np.isposinf(e))
+    fin = np.isfinite(e)
+    _close(got[fin], e[fin])
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+def test_conv2d_non_contiguous_operands(path: bool) -> None:
+    n, ih, iw, ic, oc = 2, 7, 9, 5, 11
+    big = _f(n, ih, iw, ic + 3)
+    x = big[..., 1:ic + 1]                # a strided view
+    w, b = _f(oc, 3, 3, ic), _f(oc)
+    attrs = _attrs((1, 1, 0, 2), (1, 2), (1, 1))
+    oh, ow = _out_hw(ih, iw, 3, 3, attrs["pad"], (1, 2), (1, 1))
+    e = _ref("tosa.conv2d", [np.ascontiguousarray(x), w, b], attrs, (n, oh, ow, oc))
+    fn = _kernel(False, attrs, x, w, b, (n, oh, ow, oc), const_w=False)
+    outbig = np.full((n, oh, ow, oc + 2), np.nan, np.float32)
+    out = outbig[..., :oc]                 # a non-contiguous output view
+    fn([x, w, b], [out], [])
+    _close(out, e)
+    assert np.isnan(outbig[..., oc:]).all()  # nothing written outside the view
+
+
+@pytest.mark.skipif(not HAVE_NATIVE, reason="no native kernels")
+def test_threads_give_identical_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads split output rows / channel blocks, never a sum: 1, 2 and 3 threads agree bit for bit
+    (the shapes are above the size from which kernels use several threads)."""
+    x, w, b = _f(2, 13, 11, 24), _f(40, 3, 3, 24), _f(40)
+    dx, dw, db = _f(2, 40, 40, 24), _f(3, 3, 24, 2), _f(48)
+    dx1, dw1, db1 = _f(1, 60, 60, 32), _f(3, 3, 32, 1), _f(32)
+    attrs = _attrs((1, 1, 1, 1), (1, 1), (1, 1))
+    res = {}
+    for t in (1, 2, 3):
+        monkeypatch.setattr(conv_mod, "kernel_threads", lambda t=t: t)
+        res[t] = (_call(_kernel(False, attrs, x, w, b, (2, 13, 11, 40), [RELU6]), x, w, b, (2, 13, 11, 40)),
+                  _call(_kernel(True, attrs, dx, dw, db, (2, 40, 40, 48), [RELU6]), dx, dw, db, (2, 40, 40, 48)),
+                  _call(_kernel(True, attrs, dx1, dw1, db1, (1, 60, 60, 32), [RELU6]), dx1, dw1, db1, (1, 60, 60, 32)))
+    for t in (2, 3):
+        for a, e in zip(res[t], res[1]):
+            np.testing.assert_array_equal(a, e)
+    assert conv_mod.native_lib("conv").nk_pool_workers() >= 2  # the pool really ran the 3-thread jobs
+
+
+# -- DEPTHWISE_CONV2D --------------------------------------------------------------------------------------
+
+DW_CASES = [
+    # n, ih, iw, c, m, kh, kw, pad, stride, dilation
+    (1, 9, 11, 20, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1)),     # 3x3 fast path + 4-channel tail
+    (2, 9, 11, 19, 1, 3, 3, (0, 1, 1, 0), (2, 2), (1, 1)),     # batch 2, stride 2, asymmetric pad
+    (1, 12, 14, 16, 1, 3, 3, (2, 2, 2, 2), (1, 1), (2, 2)),    # dilation 2 on the fast path
+    (1, 6, 7, 8, 1, 3, 3, (3, 0, 0, 4), (1, 1), (1, 1)),       # pad wider than the kernel: whole rows outside
+    (1, 9, 11, 5, 3, 3, 2, (2, 1, 0, 1), (1, 2), (2, 1)),      # channel multiplier 3
+    (2, 8, 8, 12, 2, 5, 5, (2, 2, 2, 2), (2, 1), (1, 1)),      # multiplier 2, 5x5
+    (1, 10, 10, 4, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1)),     # C < 8
+    (1, 5, 40, 32, 1, 1, 7, (0, 0, 3, 3), (1, 3), (1, 1)),     # 1x7
+]
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+@pytest.mark.parametrize("case", DW_CASES)
+def test_depthwise_identical_to_reference(path: bool, case: tuple) -> None:
+    n, ih, iw, c, m, kh, kw, pad, stride, dil = case
+    oh, ow = _out_hw(ih, iw, kh, kw, pad, stride, dil)
+    x, w, b = _f(n, ih, iw, c), _f(kh, kw, c, m), _f(c * m)
+    attrs = _attrs(pad, stride, dil)
+    shape = (n, oh, ow, c * m)
+    e = _ref("tosa.depthwise_conv2d", [x, w, b], attrs, shape)
+    fn = _kernel(True, attrs, x, w, b, shape)
+    assert ("_native_depthwise" in fn.__qualname__) == path
+    np.testing.assert_array_equal(_call(fn, x, w, b, shape), e)
+    extra = [_f(*shape)]
+    for posts in ([RELU6], [{"kernel": "tosa.add", "attrs": {}, "operand": 3}, RELU6], [{"kernel": "tosa.tanh", "attrs": {}}]):
+        ex = extra if any(p.get("operand") is not None for p in posts) else []
+        e2 = _ref_posts(e, posts, ex)
+        np.testing.assert_array_equal(_call(_kernel(True, attrs, x, w, b, shape, posts, ex), x, w, b, shape, ex), e2)
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+def test_depthwise_bias_of_one_element_and_non_finite(path: bool) -> None:
+    n, ih, iw, c = 1, 9, 9, 16
+    x, w, b = _f(n, ih, iw, c), _f(3, 3, c, 1), _f(1)
+    x[0, 4, 4, 3] = np.nan
+    x[0, 0, 8, 9] = -np.inf
+    attrs = _attrs((1, 1, 1, 1), (1, 1), (1, 1))
+    shape = (n, ih, iw, c)
+    e = _ref_posts(_ref("tosa.depthwise_conv2d", [x, w, b], attrs, shape), [RELU6], [])
+    got = _call(_kernel(True, attrs, x, w, b, shape, [RELU6]), x, w, b, shape)
+    np.testing.assert_array_equal(got, e)          # NaN positions equal too
+    assert np.isnan(got[0, 3:6, 3:6, 3]).all() and not np.isnan(got[0, :, :, 2]).any()
+
+
+def test_depthwise_hand_computed() -> None:
+    """2x2 input, one channel, 3x3 kernel of ones, pad 1: every output is the sum of all inputs it sees."""
+    x = np.array([1, 2, 3, 4], np.float32).reshape(1, 2, 2, 1)
+    w = np.ones((3, 3, 1, 1), np.float32)
+    b = np.array([-1], np.float32)
+    fn = _kernel(True, _attrs((1, 1, 1, 1), (1, 1), (1, 1)), x, w, b, (1, 2, 2, 1))
+    np.testing.assert_array_equal(_call(fn, x, w, b, (1, 2, 2, 1)).reshape(-1), np.full(4, 9, np.float32))
+
+
+# -- threads and whole blobs ----------------------------------------------------------------------------------
+
+
+def test_kernel_threads_is_one_during_multi_executor_runs() -> None:
+    outside = blas.kernel_threads()
+    assert outside >= 1
+    seen = []
+    with blas.single_threaded_blas():
+        seen.append(blas.kernel_threads())
+        th = threading.Thread(target=lambda: seen.append(blas.kernel_threads()))
+        th.start()
+        th.join()
+    assert seen == [1, 1]
+    assert blas.kernel_threads() == outside
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+def test_blob_conv_depthwise_chain(path: bool) -> None:
+    """A blob: conv(3x3, relu6) -> depthwise(stride 2, relu6) -> conv(1x1) + residual add, against the
+    reference kernels op by op."""
+    x = _f(2, 10, 10, 6)
+    w1, b1 = _f(24, 3, 3, 6), _f(24)
+    w2, b2 = _f(3, 3, 24, 1), _f(24)
+    w3, b3 = _f(24, 1, 1, 24), _f(24)
+    a1 = _attrs((1, 1, 1, 1), (1, 1), (1, 1))
+    a2 = _attrs((0, 1, 0, 1), (2, 2), (1, 1))
+    a3 = _attrs((0, 0, 0, 0), (1, 1), (1, 1))
+    bb = BlobBuilder()
+    xin = bb.add_io("x", F, x.shape, output=False)
+    c = [bb.add_const(a, F) for a in (w1, b1, w2, b2, w3, b3)]
+    t1 = bb.add_arena(F, (2, 10, 10, 24), 0)
+    t2 = bb.add_arena(F, (2, 5, 5, 24), 2 * 10 * 10 * 24 * 4)
+    out = bb.add_io("y", F, (2, 5, 5, 24), output=True)
+    bb.add_task("tosa.conv2d", [xin, c[0], c[1]], [t1], attrs=a1, post_ops=[RELU6])
+    bb.add_task("tosa.depthwise_conv2d", [t1, c[2], c[3]], [t2], attrs=a2, post_ops=[RELU6])
+    bb.add_task("tosa.conv2d", [t2, c[4], c[5], t2], [out], attrs=a3, post_ops=[{"kernel": "tosa.add", "attrs": {}, "operand": 3}])
+    got = load_blob(encode(bb.finish())).run({"x": x})["y"]
+    e1 = _ref_posts(_ref("tosa.conv2d", [x, w1, b1], a1, (2, 10, 10, 24)), [RELU6], [])
+    e2 = _ref_posts(_ref("tosa.depthwise_conv2d", [e1, w2, b2], a2, (2, 5, 5, 24)), [RELU6], [])
+    e3 = _ref("tosa.conv2d", [e2, w3, b3], a3, (2, 5, 5, 24)) + e2
+    _close(got, e3)
+
+
+def test_no_native_environment_uses_numpy_path() -> None:
+    code = ("from nnkiln.runtime.kernels import conv; from nnkiln.runtime import native; "
+            "print(conv.native_lib('conv') is None, native.status()['conv'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"NNKILN_NO_NATIVE": "1", "PATH": "", "PYTHONPATH": ":".join(sys.path)}).stdout
+    assert out.startswith("True disabled by NNKILN_NO_NATIVE")
+
+
+# -- MAX_POOL2D / AVG_POOL2D ----------------------------------------------------------------------------------
+
+POOL_CASES = [
+    # n, ih, iw, c, kh, kw, stride, pad
+    (1, 12, 12, 64, 3, 3, (2, 2), (1, 1, 1, 1)),     # ResNet's stem pool
+    (2, 9, 7, 13, 2, 3, (1, 2), (0, 1, 2, 0)),       # batch 2, asymmetric pad, channel tail
+    (1, 7, 7, 20, 7, 7, (1, 1), (0, 0, 0, 0)),       # global
+    (1, 5, 6, 3, 3, 3, (3, 3), (2, 2, 2, 2)),        # windows mostly in the padding
+]
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+@pytest.mark.parametrize("case", POOL_CASES)
+@pytest.mark.parametrize("kind", ["tosa.max_pool2d", "tosa.avg_pool2d"])
+def test_pools_identical_to_reference(path: bool, case: tuple, kind: str) -> None:
+    from nnkiln.runtime.kernels import fast
+
+    n, ih, iw, c, kh, kw, stride, pad = case
+    oh, ow = _out_hw(ih, iw, kh, kw, pad, stride, (1, 1))
+    x = _f(n, ih, iw, c)
+    x[0, 1, 1, 0] = np.nan
+    x[-1, -1, -1, -1] = -np.inf
+    x[0, 0, 0, c - 1] = np.inf
+    attrs = {"kernel": (kh, kw), "stride": stride, "pad": pad}
+    if kind == "tosa.avg_pool2d":
+        attrs.update(input_zp=0, output_zp=0, acc_type="f32")
+    e = _ref(kind, [x], attrs, (n, oh, ow, c))
+    fn = fast.build(kind, attrs, [_desc(x.shape)], [_desc((n, oh, ow, c))], [None])
+    assert fn is not None
+    assert (conv_mod.pool2d(kind == "tosa.max_pool2d", attrs, [_desc(x.shape)], [_desc((n, oh, ow, c))]) is not None) == path
+    out = np.full((n, oh, ow, c), 7.0, np.float32)
+    fn([x], [out], [])
+    np.testing.assert_array_equal(out, e)
+    if kind == "tosa.max_pool2d":
+        assert np.isnan(out[0, :, :, 0]).any()
