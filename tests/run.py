@@ -3,8 +3,9 @@
 Usage: ``.venv/bin/python tests/run.py [pytest args...]``. Exits non-zero if either part fails.
 Skip the slow oracle tests locally with ``-m "not slow"``.
 
-Two oracles need their own venvs because of pinned dependencies (numpy < 2.2 for tosa-tools): the TOSA
-reference model (``.venv-tosa``, tosa-tools) and the Khronos NNEF tools (``.venv-nnef``, nnef and nnef-tools). They are
+Three oracles need their own venvs because of pinned dependencies (numpy < 2.2 for tosa-tools): the TOSA
+reference model (``.venv-tosa``, tosa-tools), the Khronos NNEF tools (``.venv-nnef``, nnef and nnef-tools)
+and the TFLite interpreter (``.venv-litert``, ai-edge-litert, for quantized models). They are
 created on the first run (a few seconds each, from the package registry); if that fails, the tests that
 need them are skipped with the reason. ``NNKILN_NO_ORACLE_VENVS=1`` skips creating them.
 """
@@ -23,7 +24,8 @@ BIN = Path(sys.executable).parent
 
 ORACLES = {
     ".venv-tosa": ["tosa-tools==2026.8.0"],
-    ".venv-nnef": ["nnef==1.0.10", "nnef-tools==1.0.11", "onnx"],
+    ".venv-nnef": ["nnef==1.0.10", "nnef-tools==1.0.11", "onnx", "flatbuffers"],
+    ".venv-litert": ["ai-edge-litert==2.3.0"],
 }
 
 
