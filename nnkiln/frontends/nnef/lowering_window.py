@@ -467,6 +467,19 @@ def _desample(lw: Lowerer, op: FlatOp) -> None:
 # multilinear_upsample
 
 
+def multilinear_sampling(method: str, f: int, n: int) -> tuple[float, float]:
+    """(stride, offset) of the TOSA RESIZE that samples ``multilinear_upsample`` by factor ``f`` of an axis
+    of size ``n`` padded by one on each side (§4.4.4 methods), as float32 values."""
+    if f == 1:
+        st, off = 1.0, 1.0
+    elif method == "asymmetric":
+        st, off = 1.0 / f, 1.0
+    elif method == "symmetric":
+        st, off = 1.0 / f, 1.0 - (f - 1) / (2.0 * f)
+    else:  # aligned
+        st, off = (1.0 / f, 1.0) if n == 1 else ((n - 1) / (n * f - 1), 1.0)
+    return float(np.float32(st)), float(np.float32(off))
+
 @handles("multilinear_upsample")
 def _multilinear(lw: Lowerer, op: FlatOp) -> None:
     """multilinear_upsample (§4.3.4) for 1 or 2 spatial axes as RESIZE BILINEAR (float resize_t).
@@ -492,22 +505,11 @@ def _multilinear(lw: Lowerer, op: FlatOp) -> None:
     if k == 1:
         factor, ins = [1] + factor, [1] + ins
     strides, offsets, borders, outs = [], [], [], []
+    if method not in ("asymmetric", "symmetric", "aligned"):
+        raise lw.error(f"multilinear_upsample method '{method}' is not supported")
     for i in range(2):
         f, n = factor[i], ins[i]
-        if f == 1:
-            st, off = 1.0, 1.0
-        elif method == "asymmetric":
-            st, off = 1.0 / f, 1.0
-        elif method == "symmetric":
-            st, off = 1.0 / f, 1.0 - (f - 1) / (2.0 * f)
-        elif method == "aligned":
-            if n == 1:
-                st, off = 1.0 / f, 1.0
-            else:
-                st, off = (n - 1) / (n * f - 1), 1.0
-        else:
-            raise lw.error(f"multilinear_upsample method '{method}' is not supported")
-        st, off = float(np.float32(st)), float(np.float32(off))
+        st, off = multilinear_sampling(method, f, n)
         out = n * f
         padded = shape_of(xc)[1 + i]
         borders.append(out - resize_output_dim(padded, st, off, 0, 0))

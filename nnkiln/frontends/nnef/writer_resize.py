@@ -45,15 +45,9 @@ def _taps(out: int, size: int, stride: float, offset: float) -> tuple[np.ndarray
 
 def _reader_params(method: str, f: int, n: int) -> tuple[float, float]:
     """(stride, offset) our reader uses for ``multilinear_upsample`` on the input padded by 1."""
-    if f == 1:
-        st, off = 1.0, 1.0
-    elif method == "asymmetric":
-        st, off = 1.0 / f, 1.0
-    elif method == "symmetric":
-        st, off = 1.0 / f, 1.0 - (f - 1) / (2.0 * f)
-    else:  # aligned
-        st, off = (1.0 / f, 1.0) if n == 1 else ((n - 1) / (n * f - 1), 1.0)
-    return float(_F32(st)), float(_F32(off))
+    from nnkiln.frontends.nnef.lowering_window import multilinear_sampling
+
+    return multilinear_sampling(method, f, n)
 
 
 def _multilinear_match(method: str, taps: list[tuple], ins: list[int], outs: list[int]) -> bool:

@@ -455,6 +455,23 @@ def depthwise(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buff
     return run
 
 
+def pool_geometry(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]
+                  ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """(kernel, stride, pad) of a pooling op the fast kernels handle (one NHWC input and output, positive
+    kernel and stride, no negative padding, zero points 0 for AVG_POOL2D), else None."""
+    k, stride, pad = ints(attrs.get("kernel"), 2), ints(attrs.get("stride"), 2), ints(attrs.get("pad"), 4)
+    if k is None or stride is None or pad is None or len(ib) != 1 or len(ob) != 1:
+        return None
+    if min(stride) < 1 or min(k) < 1 or min(pad) < 0:
+        return None
+    if not max_pool and (attrs.get("input_zp", 0) or attrs.get("output_zp", 0)):
+        return None
+    xs, os_ = ib[0].shape, ob[0].shape
+    if len(xs) != 4 or len(os_) != 4 or xs[0] != os_[0] or xs[3] != os_[3]:
+        return None
+    return k, stride, pad
+
+
 def pool2d(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc],
            ob: Sequence[BufferDesc]) -> Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], None] | None:
     """MAX_POOL2D (spec §2.3.6) / AVG_POOL2D (spec §2.3.1) on float32 NHWC with the native kernel
@@ -462,19 +479,13 @@ def pool2d(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc],
     resp. a float32 sum divided by the number of such taps: the reference's operations, identical
     results), or None (no native library, odd geometry, an average window with no input, zero points):
     then ``kernels.fast`` uses its numpy path."""
+    geo = pool_geometry(max_pool, attrs, ib, ob)
     lib = native_lib("conv")
-    if lib is None or len(ib) != 1 or len(ob) != 1 or ib[0].kind is not Kind.F32 or ob[0].kind is not Kind.F32:
+    if geo is None or lib is None or ib[0].kind is not Kind.F32 or ob[0].kind is not Kind.F32:
         return None
-    k, stride, pad = ints(attrs.get("kernel"), 2), ints(attrs.get("stride"), 2), ints(attrs.get("pad"), 4)
-    if k is None or stride is None or pad is None or min(stride) < 1 or min(k) < 1 or min(pad) < 0:
-        return None
-    if not max_pool and (attrs.get("input_zp", 0) or attrs.get("output_zp", 0)):
-        return None
-    xs, os_ = ib[0].shape, ob[0].shape
-    if len(xs) != 4 or len(os_) != 4 or xs[0] != os_[0] or xs[3] != os_[3]:
-        return None
-    n, ih, iw, c = xs
-    oh, ow = os_[1], os_[2]
+    k, stride, pad = geo
+    n, ih, iw, c = ib[0].shape
+    oh, ow = ob[0].shape[1], ob[0].shape[2]
     (kh, kw), (sy, sx), (pt, pb, pl, pr) = k, stride, pad
     if (oh, ow) != (out_size(ih, kh, sy, 1, pt, pb), out_size(iw, kw, sx, 1, pl, pr)) or oh < 1 or ow < 1:
         return None

@@ -29,7 +29,6 @@ import numpy as np
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import conv
-from nnkiln.runtime.kernels.conv import ints
 from nnkiln.runtime.kernels.gemm import gemm
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
 from nnkiln.runtime.kernels.epilogue import block_of as epilogue_block_of
@@ -61,16 +60,11 @@ def _axis_range(size_in: int, size_out: int, stride: int, offset: int) -> tuple[
 
 
 def _pool(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> PlainFn | None:
-    k, stride, pad = ints(attrs.get("kernel"), 2), ints(attrs.get("stride"), 2), ints(attrs.get("pad"), 4)
-    if k is None or stride is None or pad is None or len(ib) != 1 or len(ob) != 1:
+    geo = conv.pool_geometry(max_pool, attrs, ib, ob)
+    if geo is None:
         return None
-    if min(stride) < 1 or min(k) < 1 or min(pad) < 0:
-        return None
-    if not max_pool and (attrs.get("input_zp", 0) or attrs.get("output_zp", 0)):
-        return None
+    k, stride, pad = geo
     xs, os_ = ib[0].shape, ob[0].shape
-    if len(xs) != 4 or len(os_) != 4 or xs[0] != os_[0] or xs[3] != os_[3]:
-        return None
     n, ih, iw, c = xs
     oh, ow = os_[1], os_[2]
     taps = _taps((ih, iw), (oh, ow), k, stride, (1, 1), (pad[0], pad[2]))
