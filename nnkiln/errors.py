@@ -15,6 +15,18 @@ class NnkilnError(Exception):
     exit_code: int = 1
 
 
+class NnkilnWarning(UserWarning):
+    """Something the user should know that did not stop the work (e.g. a symbolic dimension bound to 1).
+    The command line prints each as one ``warning:`` line on stderr."""
+
+
+def warn(message: str) -> None:
+    """Issue an ``NnkilnWarning`` (shown once per message, as Python's warnings do)."""
+    import warnings
+
+    warnings.warn(message, NnkilnWarning, stacklevel=2)
+
+
 class InputError(NnkilnError):
     """A file cannot be read or parsed (bad syntax, unknown op, missing file)."""
 

@@ -49,19 +49,18 @@ def compile_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _shapes(specs: Sequence[str]) -> dict[str, list[int]] | None:
-    if not specs:
-        return None
-    out = {}
-    for s in specs:
-        name, sep, dims = s.partition("=")
+def parse_shapes(specs: Sequence[str] | None) -> dict[str, list[int]]:
+    """``--shape NAME=D0,D1,...`` options (``x`` also separates dims) as a name -> dims mapping."""
+    out: dict[str, list[int]] = {}
+    for spec in specs or []:
+        name, sep, dims = spec.partition("=")
         try:
-            out[name] = [int(d) for d in dims.split(",")] if sep and name else None
+            if not sep or not name:
+                raise ValueError
+            out[name] = [int(d) for d in dims.replace("x", ",").split(",") if d]
         except ValueError:
-            out[name] = None
-        if out[name] is None:
-            raise InputError(f"--shape '{s}': expected NAME=D0,D1,...")
-    return out  # type: ignore[return-value]
+            raise InputError(f"--shape {spec!r}: expected NAME=D0,D1,... (e.g. input=1,3,224,224)") from None
+    return out
 
 
 def _compile(args: argparse.Namespace) -> int:
@@ -72,7 +71,7 @@ def _compile(args: argparse.Namespace) -> int:
     from nnkiln.compiler import compile_to_rt
 
     start = time.perf_counter()
-    module = nnkiln.load(args.model, _shapes(args.shape))
+    module = nnkiln.load(args.model, parse_shapes(args.shape) or None)
     rt = compile_to_rt(module, args.target, args.pipeline, args.threads,
                        print_ir_after_all=args.print_ir_after_all, timing=args.timing)
     if args.emit == "rt":
@@ -201,4 +200,4 @@ def run_main(argv: Sequence[str]) -> int:
     return _guard(_run, run_parser().parse_args(list(argv)))
 
 
-__all__ = ["compile_main", "inspect_main", "run_main"]
+__all__ = ["compile_main", "inspect_main", "parse_shapes", "run_main"]

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 
 from nnkiln.ir.errors import InputError, NnkilnError, VerifyError
@@ -118,16 +119,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _parse_shapes(specs: Sequence[str] | None) -> dict[str, list[int]]:
-    shapes: dict[str, list[int]] = {}
-    for spec in specs or []:
-        name, sep, dims = spec.partition("=")
-        try:
-            if not sep or not name:
-                raise ValueError
-            shapes[name] = [int(d) for d in dims.replace("x", ",").split(",") if d]
-        except ValueError:
-            raise InputError(f"--shape {spec!r}: expected NAME=D0,D1,... (e.g. input=1,3,224,224)") from None
-    return shapes
+    from nnkiln.cli.compile_cmds import parse_shapes
+
+    return parse_shapes(specs)
 
 
 def random_inputs(module, seed: int = 0) -> dict:  # noqa: ANN001
@@ -156,8 +150,31 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shapes_of_symbolic_inputs(path: str, inputs: dict) -> dict[str, list[int]]:
+    """The shapes of the given arrays for the ONNX model's inputs that have a symbolic dimension
+    (an input with a fixed shape keeps it: a mismatching array is then reported by the run)."""
+    import onnx
+
+    try:
+        graph = onnx.load(path, load_external_data=False).graph
+    except Exception:  # unreadable: the importer reports it properly
+        return {}
+    shapes = {}
+    for vi in graph.input:
+        dims = vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") else []
+        if vi.name in inputs and any(not d.HasField("dim_value") or d.dim_value <= 0 for d in dims):
+            shapes[vi.name] = list(inputs[vi.name].shape)
+    return shapes
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    """``nnkiln run model.kiln|MODEL``: a blob runs on the runtime; a model is compiled in memory (the
+    ``default`` pipeline for the cpu target) and run the same way, or, with ``--reference``, run by the
+    reference interpreter. The shapes of the arrays given with ``--input`` bind the model's input
+    shapes unless ``--shape`` does."""
     if args.file.endswith(".kiln"):  # a compiled blob: the runtime, not the reference interpreter
+        if args.shape or args.reference:
+            raise InputError(f"{args.file}: --shape and --reference apply to models, not to compiled blobs")
         from nnkiln.cli.compile_cmds import run_main
 
         argv = [args.file, *[f"--input={i}" for i in args.input or []]]
@@ -169,16 +186,31 @@ def cmd_run(args: argparse.Namespace) -> int:
             argv.append("--print-values")
         return run_main(argv)
 
-    from nnkiln.frontends import load
-    from nnkiln.reference import interpreter
+    from nnkiln.frontends import detect_format, load
+    from nnkiln.runtime.io import load_inputs, report_outputs
 
-    module = load(args.file, _parse_shapes(args.shape))
-    inputs = interpreter.load_inputs(args.input or [])
-    if args.random_inputs:
-        inputs = {**random_inputs(module, args.seed), **inputs}
-    outputs = interpreter.run(module, inputs)
-    from nnkiln.runtime.io import report_outputs
+    inputs = load_inputs(args.input or [])
+    shapes = _parse_shapes(args.shape)
+    if detect_format(args.file) == "onnx":
+        shapes = {**_shapes_of_symbolic_inputs(args.file, inputs), **shapes}
+    module = load(args.file, shapes or None)
+    if args.reference:
+        from nnkiln.reference import interpreter
 
+        if args.random_inputs:
+            inputs = {**random_inputs(module, args.seed), **inputs}
+        outputs = interpreter.run(module, inputs)
+    else:
+        import numpy as np
+
+        from nnkiln.compiler import compile as compile_module
+        from nnkiln.runtime.io import random_array
+
+        exe = compile_module(module, target="cpu", pipeline="default")
+        if args.random_inputs:
+            rng = np.random.default_rng(args.seed)
+            inputs = {**{io.name: random_array(io.name, io.kind, io.shape, rng) for io in exe.blob.inputs}, **inputs}
+        outputs = exe.run(inputs)
     report_outputs(outputs, args.print_values, args.output)
     return 0
 
@@ -259,7 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--generic", action="store_true", help="print the generic op form")
     imp.set_defaults(fn=cmd_import)
 
-    run = sub.add_parser("run", help="run a model (.mlir, .onnx, ...) with the reference interpreter")
+    run = sub.add_parser("run", help="run a compiled blob (.kiln) or a model (.mlir, .onnx, NNEF, ...): compiled for the "
+                         "cpu, or with --reference by the reference interpreter")
     run.add_argument("file")
     run.add_argument("--input", "-i", action="append", metavar="NAME=PATH.npy")
     run.add_argument("--random-inputs", action="store_true", help="random values for inputs not given")
@@ -267,6 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="bind an input's symbolic shape")
     run.add_argument("-o", "--output", default=None, help="save outputs (.npz, or .npy for one output)")
     run.add_argument("--print-values", action="store_true")
+    run.add_argument("--reference", action="store_true", help="run a model with the reference interpreter "
+                     "(bit-exact TOSA semantics; slow) instead of compiling it")
     run.set_defaults(fn=cmd_run)
 
     comp = sub.add_parser("compile", help="compile a model to a blob: nnkiln compile MODEL -o model.kiln "
@@ -310,8 +345,21 @@ _PASSTHROUGH = {
 """Subcommands whose own parsers (in other modules) read the rest of the command line."""
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    from nnkiln.errors import NnkilnWarning
+
+    if issubclass(category, NnkilnWarning):
+        sys.stderr.write(f"warning: {message}\n")
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
+
+
+_default_showwarning = warnings.showwarning
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    warnings.showwarning = _show_warning
     if argv and argv[0] in _PASSTHROUGH:
         args = argparse.Namespace(fn=_PASSTHROUGH[argv[0]], rest=argv[1:])
     else:

@@ -38,6 +38,7 @@ from xdsl.ir import Attribute, SSAValue
 from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
 from nnkiln.frontends.common.graph import GraphBuilder
 from nnkiln.frontends.onnx.reader import OnnxModel, read_model, tensor_to_numpy
+from nnkiln.errors import warn
 from nnkiln.ir.errors import FrontendError, NnkilnError
 
 # ONNX TensorProto element types → (numpy dtype of constants, TOSA kind of run-time values)
@@ -420,17 +421,16 @@ class OnnxImporter:
         else:
             if not tt.HasField("shape"):
                 raise FrontendError(f"{where} has no shape; bind it with shapes={{'{vi.name}': [...]}}", file=self.file)
-            shape = []
-            for d in tt.shape.dim:
+            shape, symbolic = [], []
+            for i, d in enumerate(tt.shape.dim):
                 if d.HasField("dim_value") and d.dim_value > 0:
                     shape.append(int(d.dim_value))
-                else:
-                    sym = d.dim_param or "?"
-                    raise FrontendError(
-                        f"{where} has a symbolic dimension '{sym}'; bind it with shapes={{'{vi.name}': [...]}} "
-                        f"(or --shape {vi.name}=...)",
-                        file=self.file,
-                    )
+                else:  # like TFLite's converter: an unbound dimension becomes 1, and the user is told
+                    shape.append(1)
+                    symbolic.append(f"{i} ('{d.dim_param}')" if d.dim_param else str(i))
+            if symbolic:
+                warn(f"{self.file}: {where} has symbolic dimension(s) {', '.join(symbolic)}: compiled as 1 "
+                     f"(bind them with shapes={{'{vi.name}': [...]}} or --shape {vi.name}=...)")
         if any(d <= 0 for d in shape):
             raise FrontendError(f"{where}: dimensions must be positive, got {list(shape)}", file=self.file)
         if int(np.prod(shape, dtype=np.float64)) > (1 << 31):

@@ -57,11 +57,12 @@ def test_an_op_without_lowering_on_constants_is_folded_with_onnx_semantics(tmp_p
     assert not any(op.name.startswith("tosa.c") and op.name == "tosa.cos" for op in module.walk())
 
 
-def test_symbolic_dimensions_need_binding(tmp_path: Path):
+def test_symbolic_dimensions_default_to_one_with_a_warning(tmp_path: Path):
     xs = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])
     path = _save(tmp_path, _model([helper.make_node("Relu", ["x"], ["y"])], [xs], [Y]))
-    with pytest.raises(FrontendError, match="symbolic dimension 'batch'.*shapes="):
-        nnkiln.load(path)
+    with pytest.warns(nnkiln.NnkilnWarning, match=r"symbolic dimension\(s\) 0 \('batch'\): compiled as 1.*--shape x="):
+        module = nnkiln.load(path)
+    assert nnkiln.reference.run(module, {"x": np.ones((1, 3), np.float32)})["y"].shape == (1, 3)
     module = nnkiln.load(path, shapes={"x": [4, 3]})
     assert nnkiln.reference.run(module, {"x": np.ones((4, 3), np.float32)})["y"].shape == (4, 3)
 

@@ -96,3 +96,38 @@ def test_random_inputs_refuse_absurd_sizes(tmp_path: Path):
     for f in (src, blob):
         r = nnkiln("run", str(f), "--random-inputs")
         assert r.returncode == 2 and "would take 4000000000000000 bytes" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def _onnx_with_symbolic_batch(path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])
+    graph = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 10
+    path.write_bytes(model.SerializeToString())
+
+
+def test_run_compiles_a_model_and_binds_symbolic_dims_from_the_inputs(tmp_path: Path):
+    import numpy as np
+
+    model, x = tmp_path / "m.onnx", tmp_path / "x.npy"
+    _onnx_with_symbolic_batch(model)
+    data = np.array([[0.0, 1.0, 2.0], [3.0, 3.0, 3.0], [-1.0, 0.0, 1.0], [5.0, 0.0, 0.0]], np.float32)
+    np.save(x, data)
+    expected = np.exp(data - data.max(1, keepdims=True))
+    expected /= expected.sum(1, keepdims=True)
+    for extra in ([], ["--reference"]):
+        out = tmp_path / f"out{len(extra)}.npz"
+        r = nnkiln("run", str(model), "--input", f"x={x}", "-o", str(out), *extra)
+        assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+        np.testing.assert_allclose(np.load(out)["y"], expected, rtol=1e-6)
+    # compiling without --shape binds the symbolic batch to 1 and says so; the blob then names the shape it wants
+    blob = tmp_path / "m.kiln"
+    r = nnkiln("compile", str(model), "-o", str(blob))
+    assert r.returncode == 0 and "warning:" in r.stderr and "'batch'" in r.stderr and "compiled as 1" in r.stderr, r.stderr
+    r = nnkiln("run", str(blob), "--input", f"x={x}")
+    assert r.returncode == 2 and "[4, 3]" in r.stderr and "[1, 3]" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = nnkiln("run", str(blob), "--reference")
+    assert r.returncode == 2 and "apply to models" in r.stderr, r.stderr
