@@ -55,6 +55,8 @@ def parse_document(text: str, lenient: bool = False, file: str = "graph.nnef") -
     integer literals where scalars are expected            integer casts to scalar (``alpha = 1``)
       (``leaky_relu(x, alpha = 1)``, ``1 + 2.0``)
     App. D ``(integer,integer,integer)[[]]``               ``T[[]]`` reads as ``T[][]``
+    §3.2.4 ``extension A B;`` (white space), but the       ``extension A, B;`` is accepted too
+      Khronos parser only takes ``extension A, B;``
     =====================================================  ==========================================
 
     Defects of the standard library itself are corrected in ``stdlib.nnef`` in both modes (see its
@@ -72,7 +74,7 @@ def parse_document(text: str, lenient: bool = False, file: str = "graph.nnef") -
     """
     if lenient:
         text = text.replace("[[]]", "[][]")
-    parser = Parser(text, file)
+    parser = Parser(text, file, lenient=lenient)
     version, extensions, own, graph = parser.parse_document()
     fragments: dict[str, Fragment] = dict(standard_fragments())
     for f in own:

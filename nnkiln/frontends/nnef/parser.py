@@ -72,8 +72,9 @@ _COMPARISON = ("<", "<=", ">", ">=", "==", "!=")
 
 
 class Parser:
-    def __init__(self, text: str, file: str = "", *, stdlib: bool = False) -> None:
+    def __init__(self, text: str, file: str = "", *, stdlib: bool = False, lenient: bool = False) -> None:
         self.file = file
+        self.lenient = lenient
         self.toks = tokenize(text, file)
         self.pos = 0
         self.stdlib = stdlib
@@ -142,10 +143,13 @@ class Parser:
         while self.is_kw("extension"):
             self.advance()
             names = [self.expect_ident("an extension name").text]
-            while self.tok.kind is Tok.IDENT:
-                names.append(self.advance().text)
-            if self.is_op(","):  # tolerated separator
-                raise self.error("§3.2.4: extension names are separated by white space, not ','")
+            while self.tok.kind is Tok.IDENT or (self.lenient and self.is_op(",")):
+                if self.is_op(","):  # the Khronos parser's separator (it rejects the spec's white space)
+                    self.advance()
+                names.append(self.expect_ident("an extension name").text)
+            if self.is_op(","):
+                raise self.error("§3.2.4: extension names are separated by white space, not ',' "
+                                 "(lenient mode accepts ',', as the Khronos parser does)")
             self.expect_op(";", "after the extension list")
             extensions.extend(names)
         self.fragments_enabled = EXT_FRAGMENTS in extensions

@@ -9,6 +9,8 @@ HFO = H + F + O
 X = "x = external(shape = [1, 4]);"
 
 VALID: list[tuple[str, str]] = [
+    ("extensions_white_space", H + "extension KHR_enable_fragment_definitions KHR_enable_operator_expressions;\n"
+     f"graph g(x) -> (y) {{ {X} y = x * 2.0; }}"),
     ("flat_relu", H + f"graph g(x) -> (y) {{ {X} y = relu(x); }}"),
     ("flat_conv_pool", H + "graph g(x) -> (y) { x = external(shape = [1, 3, 8, 8]);"
      " w = variable(shape = [4, 3, 3, 3], label = 'w'); b = variable(shape = [1, 4], label = 'b');"
@@ -54,6 +56,8 @@ VALID: list[tuple[str, str]] = [
 ]
 
 INVALID: list[tuple[str, str, str]] = [
+    ("extensions_comma", H + "extension KHR_enable_fragment_definitions, KHR_enable_operator_expressions;\n"
+     f"graph g(x) -> (y) {{ {X} y = x * 2.0; }}", "separated by white space, not ','"),
     ("no_version", f"graph g(x) -> (y) {{ {X} y = relu(x); }}", "expected 'version'"),
     ("version_major", "version 2.0;\n" f"graph g(x) -> (y) {{ {X} y = relu(x); }}", "unsupported NNEF version"),
     ("missing_semicolon", H + f"graph g(x) -> (y) {{ {X} y = relu(x) }}", "expected ';'"),

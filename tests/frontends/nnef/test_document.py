@@ -190,3 +190,12 @@ def test_check_main_reports_location(tmp_path, capsys) -> None:  # noqa: ANN001
     assert check_main(str(p)) == 1
     assert f"{p}:4:12: error: §3.3.2: identifier 'z' is used before it is defined" in capsys.readouterr().err
     assert check_main(ALEXNET) == 0
+
+
+def test_lenient_accepts_the_khronos_comma_between_extension_names() -> None:
+    text = ("version 1.0;\nextension KHR_enable_fragment_definitions, KHR_enable_operator_expressions;\n"
+            "graph g(x) -> (y) { x = external(shape = [1, 4]); y = x * 2.0; }")
+    with pytest.raises(NnefError, match="separated by white space"):
+        parse_document(text)
+    doc = parse_document(text, lenient=True)
+    assert doc.extensions == ["KHR_enable_fragment_definitions", "KHR_enable_operator_expressions"]

@@ -16,6 +16,8 @@ PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "khronos_probe.
 
 # name -> why Khronos (nnef 1.0.10, which follows NNEF 1.0.5) disagrees with our 1.0.3 verdict.
 KHRONOS_WRONG = {
+    "extensions_white_space": "§3.2.4: <extension> ::= \"extension\" <identifier>+ \";\"; Khronos wants ','",
+    "extensions_comma": "Khronos takes ',' between extension names (not in the §3.2.4 grammar; lenient accepts it)",
     "comprehension_filter": "Khronos rejects shape_of as deprecated; NNEF 1.0.3 §3.3.3 defines it",
     "tuple_subscript": "Khronos crashes with a Python TypeError on a tuple attribute (its bug)",
     "string_ops": "Khronos raises 'Value: kind mismatch' on string '+' (its bug); §3.3.3 allows it",

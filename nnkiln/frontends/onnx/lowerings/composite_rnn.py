@@ -190,6 +190,17 @@ class _Recurrence:
             y = add(g, y, wb)
         return y
 
+    def per_direction(self, gates: int) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue | None]]:
+        """For each direction: the input projection with the input bias ``Wb`` folded in, ``Rᵀ``, and the
+        recurrence bias ``Rb`` (kept apart: GRU's ``linear_before_reset`` applies it inside the gate)."""
+        projs, rts, rbs = [], [], []
+        for d in range(len(self.directions)):
+            wb, rb = self.bias(d, gates)
+            projs.append(self.input_proj(d, wb))
+            rts.append(self.weight_t(2, d))
+            rbs.append(rb)
+        return projs, rts, rbs
+
     def step_x(self, xw: SSAValue, t: int) -> SSAValue:
         s, b, n = shape_of(xw)
         return reshape(self.g, slice_value(self.g, xw, (t, 0, 0), (1, b, n)), (b, n))
@@ -264,12 +275,7 @@ def RNN(ctx: NodeContext) -> Result:
     unrolled (see the module docstring)."""
     r = _Recurrence(ctx, 1, ["Tanh"])
     g = ctx.g
-    projs, rts, rbs = [], [], []
-    for d in range(len(r.directions)):
-        wb, rb = r.bias(d, 1)
-        projs.append(r.input_proj(d, wb))
-        rts.append(r.weight_t(2, d))
-        rbs.append(rb)
+    projs, rts, rbs = r.per_direction(1)
 
     def step(d: int, t: int, states: list[SSAValue]) -> list[SSAValue]:
         pre = add(g, r.step_x(projs[d], t), r.rec(states[0], rts[d]))
@@ -290,12 +296,7 @@ def GRU(ctx: NodeContext) -> Result:
     g = ctx.g
     lbr = bool(ctx.attr("linear_before_reset", 0))
     hsz = r.hidden
-    projs, rts, rbs = [], [], []
-    for d in range(len(r.directions)):
-        wb, rb = r.bias(d, 3)
-        projs.append(r.input_proj(d, wb))
-        rts.append(r.weight_t(2, d))
-        rbs.append(rb)
+    projs, rts, rbs = r.per_direction(3)
 
     def step(d: int, t: int, states: list[SSAValue]) -> list[SSAValue]:
         f, gg = r.acts[d]
