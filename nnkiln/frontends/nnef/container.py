@@ -7,6 +7,8 @@ sizes are rejected. If every member lies under one top folder, that folder is th
 
 Decisions: a variable without its ``.dat`` file is an error; labels are matched to files exactly first, then
 case-insensitively (§4.1.3: labels compare case-insensitively); ``\\`` in a label is a path separator;
+a leading ``/`` is relative to the container (nnef-tools keeps ONNX's ``/block/Constant`` names as labels and
+writes ``block/Constant.dat``; the Khronos loader strips the ``/`` too);
 stored extents must equal the variable's shape (§6 stage 4); a ``graph.quant`` entry may give ``min``/``max``
 as an array (one value per channel) as well as a scalar; its tensor must be an identifier of the graph.
 """
@@ -18,6 +20,7 @@ import os
 import posixpath
 import sys
 import tarfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +36,13 @@ from nnkiln.ir.errors import NnefError
 MAX_MEMBER_BYTES = 4 << 30
 MAX_TOTAL_BYTES = 16 << 30
 MAX_MEMBERS = 100_000
+
+
+def tensor_file_of(label: str, files: Mapping[str, bytes], lower: Mapping[str, str]) -> tuple[str, str | None]:
+    """The ``.dat`` path of a variable's label (see the module docstring) and the member that holds it
+    (``None`` if there is none); ``lower`` maps lower-cased member names to names."""
+    rel = label.replace("\\", "/").lstrip("/") + ".dat"
+    return rel, (rel if rel in files else lower.get(rel.lower()))
 
 
 @dataclass
@@ -243,8 +253,7 @@ def load_container(path: str, lenient: bool = False, require_data: bool = True) 
         label = str(op.attribs["label"])
         if label in cont.tensors:
             continue
-        rel = label.replace("\\", "/") + ".dat"
-        key = rel if rel in files else lower.get(rel.lower())
+        rel, key = tensor_file_of(label, files, lower)
         dat_file = posixpath.join(path, rel)
         if key is None:
             if require_data:

@@ -10,7 +10,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from nnkiln.frontends.nnef.ast import Argument, ArrayExpr, Document, Identifier, Invocation, Literal
-from nnkiln.frontends.nnef.container import _read_members, parse_quant
+from nnkiln.frontends.nnef.container import _read_members, parse_quant, tensor_file_of
 from nnkiln.frontends.nnef.document import parse_document
 from nnkiln.frontends.nnef.expand import expand
 from nnkiln.frontends.nnef.lowering import KEEP, lower_graph
@@ -76,10 +76,10 @@ def load_nnef(path: str, shapes: Mapping[str, Sequence[int]] | None = None, *, l
         label = str(op.attribs["label"])
         if label in arrays:
             continue
-        rel = label.replace("\\", "/") + ".dat"
-        key = rel if rel in files else lower.get(rel.lower())
+        rel, key = tensor_file_of(label, files, lower)
         if key is None:
-            if os.path.isfile(path) and os.path.exists(os.path.join(os.path.dirname(path), rel)):
+            if os.path.isfile(path) and ".." not in rel.split("/") \
+                    and os.path.exists(os.path.join(os.path.dirname(path), rel)):
                 with open(os.path.join(os.path.dirname(path), rel), "rb") as f:
                     files[rel] = f.read()
                 key = rel

@@ -130,6 +130,18 @@ def test_folder_container(tmp_path) -> None:  # noqa: ANN001
     assert check_main(str(tmp_path)) == 0
 
 
+def test_a_leading_slash_in_a_label_is_relative_to_the_container(tmp_path) -> None:  # noqa: ANN001
+    """nnef-tools keeps ONNX names such as '/layer/w' as labels and writes layer/w.dat (Khronos strips the '/')."""
+    import nnkiln
+
+    make_folder(tmp_path)
+    (tmp_path / "graph.nnef").write_text(GRAPH.replace("'layer/w'", "'/layer/w'"))
+    assert load_container(str(tmp_path)).array("/layer/w").tolist() == [[1.5, -2.0]]
+    module = nnkiln.load(str(tmp_path))
+    y = nnkiln.reference.run(module, {"x": np.array([[1.0, 1.0]], np.float32)})
+    assert next(iter(y.values())).tolist() == [[2.5, -1.0]]
+
+
 def test_dat_shape_conflict(tmp_path, capsys) -> None:  # noqa: ANN001
     make_folder(tmp_path, w=np.zeros((2, 1), np.float32))
     with pytest.raises(NnefError, match="stage 4"):
