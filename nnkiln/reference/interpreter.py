@@ -58,6 +58,19 @@ _BF16 = np.dtype(ml_dtypes.bfloat16)
 CUSTOM_KERNELS: dict[str, Kernel] = {}
 
 
+def _check_result_sizes(op: Operation) -> None:
+    """Refuse an op whose results cannot fit in the machine's memory (rather than be killed by the OS)."""
+    from nnkiln.targets import HOST_MEMORY
+
+    total = 0
+    for r in op.results:
+        shape = r.type.get_shape() if isinstance(r.type, TensorType) else ()
+        total += int(np.prod(shape, dtype=np.float64)) * 8  # at most 8 bytes per element
+    if total > HOST_MEMORY.size:
+        raise NotExecutableError(f"'{op.name}' would need about {total} bytes for its results; the machine has "
+                                 f"{HOST_MEMORY.size} bytes of memory")
+
+
 def register_custom(identifier: str, fn: Kernel) -> None:
     """Let the interpreter execute ``tosa.custom`` ops whose identifier is ``identifier``.
 
@@ -291,6 +304,7 @@ class Interpreter:
                 )
         if fn is None:
             raise NotExecutableError(f"'{op.name}' has no reference kernel, so the graph cannot be executed")
+        _check_result_sizes(op)
         inputs = [frame.get(v, op) for v in op.operands]
         call = make_call(op, inputs)
         del inputs

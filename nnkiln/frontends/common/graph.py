@@ -32,6 +32,9 @@ from nnkiln.ir.elements import from_numpy
 from nnkiln.ir.errors import FrontendError, VerifyError
 
 NAME_ATTR = "nnkiln.name"
+MAX_ELEMENTS = 1 << 32
+"""Largest tensor a frontend may create (16 GiB of float32): a bigger one comes from a hostile or broken model
+(e.g. a pooling window of 10^9 padded around the input) and would exhaust memory when run."""
 
 
 def _sample(raw: bytes) -> bytes:
@@ -81,6 +84,11 @@ class GraphBuilder:
         except VerifyError as err:
             err.op_name = err.op_name or op_cls.name
             raise self.error(f"cannot build {op_cls.name}: {err.describe()}") from None
+        for r in op.results:
+            shape = r.type.get_shape() if isinstance(r.type, TensorType) else ()
+            if int(np.prod(shape, dtype=np.float64)) > MAX_ELEMENTS:
+                raise self.error(f"{op_cls.name} would produce a tensor of shape {list(shape)}, more than 2^32 "
+                                 "elements: refused as absurdly large")
         op.location = source_loc(self.file, self.node)
         self.builder.insert(op)
         return op

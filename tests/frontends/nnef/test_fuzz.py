@@ -7,6 +7,7 @@ import random
 import struct
 
 import numpy as np
+import pytest
 from nnef_corpus import INVALID, VALID
 
 from nnkiln import NnefError
@@ -91,3 +92,15 @@ def test_lying_dat_files_raise_only_nnef_errors() -> None:
             t.dequantize()
         except NnefError as err:
             assert err.file == "fuzz.dat"
+
+
+def test_windows_that_would_pad_to_absurd_sizes_are_refused_at_import(tmp_path) -> None:  # noqa: ANN001
+    """A valid document whose 'same' padding of a 10^9 window would need a ~10^11-element tensor: refused when
+    imported, naming the op, instead of exhausting memory when run."""
+    import nnkiln
+
+    (tmp_path / "graph.nnef").write_text(
+        "version 1.0;\ngraph g(x) -> (y) { x = external(shape = [1, 8, 3, 3]);"
+        " y = max_pool(x, size = [1000000000, 1, 3, 3], border = 'ignore'); }\n")
+    with pytest.raises(NnefError, match=r"'max_pool': tosa.pad would produce a tensor of shape \[1000000000, 8, 5, 5\], more than 2\^32"):
+        nnkiln.load(str(tmp_path))

@@ -296,3 +296,14 @@ func.func @main(%x: tensor<2x2xi32>) -> tensor<2x2xi32> {
 """
     out = run(parse_module(text), {"x": np.full((2, 2), 10, np.int32)})
     np.testing.assert_array_equal(out["output0"], [[11, 12], [13, 14]])
+
+
+def test_an_op_whose_result_cannot_fit_in_memory_is_refused_before_it_runs():
+    # a valid graph: PAD to 2^20 x 2^20 x 2^20 float32 elements (4 EiB)
+    m = parse_module("""
+func.func @main(%x: tensor<1x1x1xf32>) -> tensor<1048576x1048576x1048576xf32> {
+  %y = tosa.pad %x {padding = array<i64: 0, 1048575, 0, 1048575, 0, 1048575>, pad_const = 0.0 : f32} : (tensor<1x1x1xf32>) -> tensor<1048576x1048576x1048576xf32>
+  func.return %y : tensor<1048576x1048576x1048576xf32>
+}""")
+    with pytest.raises(NotExecutableError, match="'tosa.pad' would need about .* bytes for its results; the machine has"):
+        run(m, {"x": np.ones((1, 1, 1), np.float32)})
