@@ -200,19 +200,15 @@ class TransformAttr(ParametrizedAttribute, ABC):
 # Shape transformations
 
 
-@irdl_attr_definition
-class ReshapeAttr(TransformAttr):
-    """``#const.reshape<[d0, d1, ...]>`` (spec §5.2.2.10 ReshapeAttr): same elements, new shape."""
+class _OneIntListSyntax:
+    """``<[a...]>``: construction, ``values`` and syntax of transformations with one integer-list parameter."""
 
-    name = "const.reshape"
-    shape: ArrayAttr[IntAttr]
-
-    def __init__(self, shape: Sequence[int]):
-        super().__init__(_int_array(shape))
+    def __init__(self, values: Sequence[int]):
+        super().__init__(_int_array(values))  # type: ignore[call-arg]
 
     @property
     def values(self) -> Shape:
-        return _ints(self.shape)
+        return _ints(self.parameters[0])  # type: ignore[attr-defined]
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -222,6 +218,14 @@ class ReshapeAttr(TransformAttr):
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
             _print_int_list(printer, self.values)
+
+
+@irdl_attr_definition
+class ReshapeAttr(_OneIntListSyntax, TransformAttr):
+    """``#const.reshape<[d0, d1, ...]>`` (spec §5.2.2.10 ReshapeAttr): same elements, new shape."""
+
+    name = "const.reshape"
+    shape: ArrayAttr[IntAttr]
 
     def infer_type(self, input: TensorType) -> TensorType:
         old, new = shape_of(input), self.values
@@ -246,29 +250,13 @@ class ReshapeAttr(TransformAttr):
 
 
 @irdl_attr_definition
-class TransposeAttr(TransformAttr):
+class TransposeAttr(_OneIntListSyntax, TransformAttr):
     """``#const.transpose<[p0, p1, ...]>`` (spec §5.2.2.8 ReorderAttr on layout-free tensors).
 
     Output dimension ``i`` is input dimension ``perm[i]`` (``numpy.transpose`` / TOSA TRANSPOSE)."""
 
     name = "const.transpose"
     perm: ArrayAttr[IntAttr]
-
-    def __init__(self, perm: Sequence[int]):
-        super().__init__(_int_array(perm))
-
-    @property
-    def values(self) -> Shape:
-        return _ints(self.perm)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return (_int_array(_parse_int_list(parser)),)
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            _print_int_list(printer, self.values)
 
     def infer_type(self, input: TensorType) -> TensorType:
         old, perm = shape_of(input), self.values
