@@ -102,8 +102,9 @@ def _uniform_const(v: SSAValue) -> float | None:
     return a.reshape(-1)[0].item()
 
 
-def _is(op: Operation | None, name: str) -> bool:
-    return op is not None and op.name == name
+def _is(op: object, name: str) -> bool:
+    """``op`` is an operation named ``name`` (a value's owner may also be a block: a graph input)."""
+    return isinstance(op, Operation) and op.name == name
 
 
 def _rescale_params(op: Operation) -> tuple[int, int, list[int], list[int], bool]:

@@ -92,3 +92,19 @@ def test_onnx_to_nnef_round_trip(index: int, tmp_path) -> None:  # noqa: ANN001
         return
     want = ort.InferenceSession(path).run(None, {"x": x})[0]
     np.testing.assert_allclose(b[0], want, rtol=1e-4, atol=1e-6)
+
+
+def test_integer_add_of_a_graph_input_is_refused_with_a_frontend_error(tmp_path) -> None:  # noqa: ANN001
+    """The int8 add-chain matcher looked at the producer of every operand, and a graph input has none."""
+    from nnkiln import FrontendError
+    from nnkiln.ir.text import parse_module
+
+    module = parse_module("""
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %q = tosa.cast %a : (tensor<4xf32>) -> tensor<4xi8>
+  %r = tosa.rescale %q {input_zp = 0 : i64, output_zp = 0 : i64, multiplier = array<i64: 16384>, shift = array<i64: 14>, scale32 = false, double_round = false, per_channel = false} : (tensor<4xi8>) -> tensor<4xi32>
+  %c = tosa.add %r, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %c : tensor<4xi32>
+}""")
+    with pytest.raises(FrontendError, match="cannot export"):
+        write_nnef(module, str(tmp_path / "out"))
