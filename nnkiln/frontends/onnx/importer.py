@@ -52,8 +52,10 @@ _ONNX_TYPES: dict[int, tuple[Any, Kind | None]] = {
     7: (np.int64, Kind.I32),
     9: (np.bool_, Kind.BOOL),
     10: (np.float16, Kind.F16),
+    11: (np.float64, Kind.F32),  # TOSA 0.30 has no 64-bit float: computed in float32, with a warning
     16: (ml_dtypes.bfloat16, Kind.BF16),
 }
+FLOAT64 = 11
 
 
 def kind_of_onnx_type(elem_type: int) -> Kind | None:
@@ -245,6 +247,7 @@ class OnnxImporter:
         self.lower_nodes(graph.node, LOWERINGS)
         if self._blocked:
             raise self._unsupported_error()
+        self._warn_float64(graph)
         outputs = []
         for out in graph.output:
             v = self.values.get(out.name)
@@ -252,6 +255,18 @@ class OnnxImporter:
                 raise FrontendError(f"graph output '{out.name}' is not produced", file=self.file)
             outputs.append((out.name, self.materialize(v)))
         return self.g.finish(outputs)
+
+    def _warn_float64(self, graph: Any) -> None:
+        """One warning naming the float64 inputs, outputs and casts, which run in float32."""
+        where = [f"input '{vi.name}'" for vi in graph.input if vi.type.tensor_type.elem_type == FLOAT64
+                 and vi.name in self.values and not self.values[vi.name].is_const]
+        where += [f"output '{vi.name}'" for vi in graph.output if vi.type.tensor_type.elem_type == FLOAT64]
+        where += [f"Cast node '{n.name or n.output[0]}'" for n in graph.node if n.op_type == "Cast"
+                  and any(a.name == "to" and a.i == FLOAT64 for a in n.attribute)]
+        if where:
+            more = f" and {len(where) - 5} more" if len(where) > 5 else ""
+            warn(f"{self.file}: float64 tensors are computed in float32 (TOSA 0.30 has no 64-bit float): "
+                 f"{', '.join(where[:5])}{more}")
 
     def lower_nodes(self, nodes: Sequence[Any], lowerings: Mapping[str, Lowering]) -> None:
         assert self.g is not None

@@ -19,7 +19,6 @@ pytestmark = pytest.mark.slow
 
 _SEQ = "sequence types (ONNX sequences have no TOSA 0.30 tensor equivalent)"
 _STR = "string tensors have no TOSA 0.30 equivalent"
-_F64 = "float64 inputs: TOSA 0.30 has no 64-bit float type"
 _RANK5 = "3-D pooling/strided conv needs a rank-5 SLICE; TOSA 0.30 SLICE takes rank <= 4"
 
 CANNOT_PASS = {
@@ -34,10 +33,12 @@ CANNOT_PASS = {
     "pytorch-converted/test_MaxPool3d": _RANK5,
     "pytorch-converted/test_MaxPool3d_stride": _RANK5,
     "pytorch-converted/test_Conv3d_groups": "grouped 3-D convolution: TOSA 0.30 has no grouped or depthwise CONV3D",
-    **{f"pytorch-operator/test_operator_{n}": _F64 for n in (
-        "add_broadcast", "add_size1_broadcast", "add_size1_right_broadcast", "add_size1_singleton_broadcast",
-        "addconstant")},
 }
+
+# float64 runs in float32 (TOSA 0.30 has no 64-bit float; the importer warns). These models' test data is
+# uninitialised memory with values up to ~1e224, beyond float32's range: they run and overflow to inf.
+BEYOND_FLOAT32 = {f"pytorch-operator/test_operator_{n}" for n in (
+    "add_broadcast", "add_size1_right_broadcast", "add_size1_singleton_broadcast", "addconstant")}
 
 ILL_CONDITIONED = {
     # All 1000 output channels have identical (constant) weights, so the logits are equal up to float32
@@ -56,6 +57,8 @@ def test_model(name: str) -> None:
         assert status == "unsupported", f"{name}: expected 'not supported' ({CANNOT_PASS[name]}), got {status}: {reason}"
     elif name in ILL_CONDITIONED:
         assert status in ("passed", "failed") and "crash" not in reason, reason
+    elif name in BEYOND_FLOAT32:
+        assert status == "failed" and "max abs diff inf" in reason, reason
     else:
         assert status == "passed", f"{name}: {status}: {reason}"
 
@@ -66,5 +69,7 @@ def test_model_compiled(name: str) -> None:
     status, reason = run(_CASES[name], compiled=True)
     if name in ILL_CONDITIONED:
         assert status in ("passed", "failed") and "crash" not in reason, reason
+    elif name in BEYOND_FLOAT32:
+        assert status == "failed" and "max abs diff inf" in reason, reason
     else:
         assert status == "passed", f"{name} (compiled): {status}: {reason}"

@@ -99,3 +99,20 @@ def test_hostile_files_give_one_clear_error_and_exit_code_1(tmp_path: Path, name
     assert r.returncode == 1, (r.returncode, r.stderr)
     assert r.stderr.startswith("error: ") and name in r.stderr
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+
+
+def test_float64_runs_in_float32_with_one_warning(tmp_path: Path):
+    xd = helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2, 3])
+    yd = helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2, 3])
+    nodes = [helper.make_node("Cast", ["x"], ["xf"], to=TensorProto.FLOAT),
+             helper.make_node("Sqrt", ["xf"], ["r"]),
+             helper.make_node("Cast", ["r"], ["y"], to=TensorProto.DOUBLE)]
+    path = _save(tmp_path, _model(nodes, [xd], [yd]))
+    with pytest.warns(nnkiln.NnkilnWarning, match="float64 tensors are computed in float32.*input 'x', output 'y', "
+                      "Cast node") as record:
+        module = nnkiln.load(path)
+    assert len(record) == 1
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 1e-3]])
+    got = nnkiln.reference.run(module, {"x": x})["y"]
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.sqrt(x), rtol=1e-6)  # float32 precision (1 ulp: SQRT is RSQRT·x)
