@@ -127,7 +127,7 @@ def test_loop_matches_onnxruntime(with_trip, with_cond, trip, limit):
     assert "tosa.while_loop" in text
 
 
-def test_loop_scan_outputs_and_scan_are_not_supported():
+def test_loop_scan_outputs_are_not_supported():
     body = oh.make_graph([oh.make_node("Identity", ["cond_in"], ["cond_out"]),
                           oh.make_node("Identity", ["y_in"], ["y_out"]),
                           oh.make_node("Identity", ["y_in"], ["scan"])], "body",
@@ -137,12 +137,50 @@ def test_loop_scan_outputs_and_scan_are_not_supported():
                [_vi("M", TP.INT64, []), _vi("y", TP.FLOAT, [1])], [_vi("yo", TP.FLOAT, [1]), _vi("so", TP.FLOAT, [2, 1])])
     with pytest.raises(FrontendError, match="not supported"):
         import_model_proto(m, [np.array(2, np.int64), np.zeros(1, np.float32)])
-    sbody = oh.make_graph([oh.make_node("Add", ["a", "b"], ["a2"]), oh.make_node("Identity", ["a2"], ["o"])], "sb",
-                          [_vi("a", TP.FLOAT, [2]), _vi("b", TP.FLOAT, [2])], [_vi("a2", TP.FLOAT, [2]), _vi("o", TP.FLOAT, [2])])
+
+
+def _scan_model(in_axis: int, in_dir: int, out_axis: int, out_dir: int):
+    """state s [2]; scan inputs xs [T=4 along in_axis] x 2 (float) and ks [4] (int32); a captured outer w.
+    body: s' = s * 0.5 + x * w, outputs y = s' + k (float, [2]) and c = k * 2 (int32, [])."""
+    body = oh.make_graph(
+        [oh.make_node("Mul", ["s", "half"], ["sh"]), oh.make_node("Mul", ["x", "w"], ["xw"]),
+         oh.make_node("Add", ["sh", "xw"], ["s2"]), oh.make_node("Cast", ["k"], ["kf"], to=TP.FLOAT),
+         oh.make_node("Add", ["s2", "kf"], ["y"]), oh.make_node("Add", ["k", "k"], ["c"])],
+        "body", [_vi("s", TP.FLOAT, [2]), _vi("x", TP.FLOAT, [2]), _vi("k", TP.INT32, [])],
+        [_vi("s2", TP.FLOAT, [2]), _vi("y", TP.FLOAT, [2]), _vi("c", TP.INT32, [])],
+        [nh.from_array(np.array([0.5, 0.5], np.float32), "half")])
+    xs_shape = [4, 2] if in_axis == 0 else [2, 4]
+    ys_shape = [4, 2] if out_axis == 0 else [2, 4]
+    node = oh.make_node("Scan", ["s0", "xs", "ks"], ["fin", "ys", "cs"], body=body, num_scan_inputs=2,
+                        scan_input_axes=[in_axis, 0], scan_input_directions=[in_dir, 0],
+                        scan_output_axes=[out_axis, 0], scan_output_directions=[out_dir, 1])
+    return _model([oh.make_node("Neg", ["w0"], ["w"]), node],
+                  [_vi("s0", TP.FLOAT, [2]), _vi("xs", TP.FLOAT, xs_shape), _vi("ks", TP.INT32, [4]),
+                   _vi("w0", TP.FLOAT, [2])],
+                  [_vi("fin", TP.FLOAT, [2]), _vi("ys", TP.FLOAT, ys_shape), _vi("cs", TP.INT32, [4])], opset=16)
+
+
+@pytest.mark.parametrize("in_axis,in_dir,out_axis,out_dir", [(0, 0, 0, 0), (1, 1, 0, 0), (0, 0, 1, 1), (1, 0, -1, 0)])
+def test_scan_matches_onnxruntime(in_axis, in_dir, out_axis, out_dir):
+    m = _scan_model(in_axis, in_dir, out_axis, out_dir)
+    rng = np.random.default_rng(in_axis * 4 + in_dir * 2 + out_dir)
+    feeds = {"s0": rng.standard_normal(2).astype(np.float32),
+             "xs": rng.standard_normal((4, 2) if in_axis == 0 else (2, 4)).astype(np.float32),
+             "ks": np.array([3, -1, 7, 2], np.int32), "w0": rng.standard_normal(2).astype(np.float32)}
+    ours, ref, text = _both(m, feeds)
+    assert "tosa.while_loop" in text and "tosa.scatter" in text and "tosa.gather" in text
+    for a, b in zip(ours, ref):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_bool_scan_tensors_are_not_supported():
+    sbody = oh.make_graph([oh.make_node("Identity", ["a"], ["a2"]), oh.make_node("Not", ["b"], ["o"])], "sb",
+                          [_vi("a", TP.FLOAT, [2]), _vi("b", TP.BOOL, [2])], [_vi("a2", TP.FLOAT, [2]), _vi("o", TP.BOOL, [2])])
     m = _model([oh.make_node("Scan", ["init", "xs"], ["fin", "ys"], body=sbody, num_scan_inputs=1)],
-               [_vi("init", TP.FLOAT, [2]), _vi("xs", TP.FLOAT, [3, 2])], [_vi("fin", TP.FLOAT, [2]), _vi("ys", TP.FLOAT, [3, 2])])
-    with pytest.raises(FrontendError, match="not supported"):
-        import_model_proto(m, [np.zeros(2, np.float32), np.zeros((3, 2), np.float32)])
+               [_vi("init", TP.FLOAT, [2]), _vi("xs", TP.BOOL, [3, 2])], [_vi("fin", TP.FLOAT, [2]), _vi("ys", TP.BOOL, [3, 2])])
+    with pytest.raises(FrontendError, match="bool scan tensors are not supported"):
+        import_model_proto(m, [np.zeros(2, np.float32), np.zeros((3, 2), bool)])
 
 
 def test_nested_if_inside_loop_captures_through_both_levels():

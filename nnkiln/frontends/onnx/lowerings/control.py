@@ -1,4 +1,4 @@
-"""Control flow: If → COND_IF, Loop → WHILE_LOOP (TOSA 0.30 §2.16); Scan is not supported.
+"""Control flow: If → COND_IF, Loop and Scan → WHILE_LOOP (TOSA 0.30 §2.16).
 
 Sub-graphs: TOSA's graphs are isolated from above (``tosa.cond_if`` / ``tosa.while_loop`` regions may
 not use outer values), while ONNX sub-graphs may read any value of the enclosing scopes. Every outer
@@ -21,6 +21,14 @@ Loop-carried values must keep their type and shape; scan outputs (body outputs a
 values, which grow per iteration) are not supported; a Loop without trip count and condition (an
 infinite loop) is not supported. A constant trip count beyond int32 (exporters use INT64_MAX for
 "no limit") is treated as absent.
+
+Scan (opsets 9, 11, 16, 19, 21, 23; opset 8's batched form is not supported): the number of iterations T is
+the static length of the scan inputs along their scan axes, so the scan outputs have static shapes too.
+Each scan input is put in ``[1, T, C]`` form (scan axis first, reversed for direction 1, the other axes
+flattened into C) and carried unchanged; iteration ``i`` reads its slice with GATHER at index ``i``. Each scan
+output is a carried ``[1, T, C]`` buffer (zeros) that iteration ``i`` writes with SCATTER at index ``i``; after
+the loop the buffers are put back in the requested axis and direction. GATHER/SCATTER take int8/16/32 and
+float tensors: bool scan inputs and outputs are not supported.
 """
 
 from __future__ import annotations
@@ -33,14 +41,16 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Region, SSAValue
 
-from nnkiln.dialects.tosa.base import Kind, element_type
-from nnkiln.frontends.common.arith import shape_of
+from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
+from nnkiln.frontends.common.arith import kind_of_value, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue, free_names
 from nnkiln.frontends.onnx.lowerings import LOWERINGS, lowering
 from nnkiln.ir.diagnostics import source_loc
+from nnkiln.ir.elements import dtype_of
 
 Result = list[Any]
+_GATHER_KINDS = (Kind.I8, Kind.I16, Kind.I32, Kind.F16, Kind.BF16, Kind.F32)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -261,8 +271,144 @@ def Loop(ctx: NodeContext) -> Result:
     return list(op.results[k0:k0 + n_carried])
 
 
+def _axes(ctx: NodeContext, name: str, count: int, ranks: Sequence[int]) -> list[int]:
+    """The ``scan_*_axes`` / ``scan_*_directions`` attribute (default all 0), negative axes normalised."""
+    vals = [int(v) for v in (ctx.attr(name, None) or [0] * count)]
+    if len(vals) != count:
+        raise ctx.error(f"{name} has {len(vals)} entries for {count} scan tensors")
+    if name.endswith("axes"):
+        for j, (a, r) in enumerate(zip(vals, ranks)):
+            if not -r <= a < r:
+                raise ctx.error(f"{name}[{j}] = {a} is out of range for rank {r}")
+        vals = [a % r for a, r in zip(vals, ranks)]
+    elif any(v not in (0, 1) for v in vals):
+        raise ctx.error(f"{name} must be 0 (forward) or 1 (reverse), got {vals}")
+    return vals
+
+
+def _reverse(ctx: NodeContext, v: SSAValue, axis: int) -> SSAValue:
+    from nnkiln.dialects.tosa.ops_data_layout import ReverseOp
+
+    return ctx.g.value(ReverseOp, [v], element_type(kind_of_value(v)), axis=axis)
+
+
 @lowering("Scan")
 def Scan(ctx: NodeContext) -> Result:
-    """Scan is not supported: its scan outputs grow per iteration and its scan inputs are sliced per
-    iteration, which WHILE_LOOP's static loop-carried list cannot express without sequence types."""
-    raise ctx.error("Scan is not supported (scan inputs/outputs have no static loop-carried form in TOSA 0.30)")
+    """Scan → WHILE_LOOP with GATHER/SCATTER at the iteration index (see the module docstring)."""
+    from nnkiln.dialects.tosa.ops_comparison import GreaterOp
+    from nnkiln.dialects.tosa.ops_control_flow import WhileLoopOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
+    from nnkiln.dialects.tosa.ops_scatter_gather import GatherOp, ScatterOp
+    from nnkiln.frontends.common.layout import transpose
+
+    if ctx.opset < 9:
+        raise ctx.error("the opset-8 form of Scan (batch axis, sequence_lens) is not supported")
+    body = ctx.attr("body")
+    m = int(ctx.attr("num_scan_inputs", 0))
+    if body is None or m < 1:
+        raise ctx.error("the body graph and num_scan_inputs >= 1 are required")
+    n = len(ctx.node.input) - m
+    k = len(body.output) - n
+    if n < 0 or len(body.input) != n + m or k < 0:
+        raise ctx.error(f"the body has {len(body.input)} inputs and {len(body.output)} outputs for {n} state and "
+                        f"{m} scan inputs")
+    g = ctx.g
+    i32 = element_type(Kind.I32)
+    states = [ctx.tensor(i) for i in range(n)]
+    scans = [ctx.tensor(n + j) for j in range(m)]
+    in_axes = _axes(ctx, "scan_input_axes", m, [len(shape_of(v)) for v in scans])
+    in_dirs = _axes(ctx, "scan_input_directions", m, [])
+    lengths = {shape_of(v)[a] for v, a in zip(scans, in_axes)}
+    if len(lengths) != 1:
+        raise ctx.error(f"the scan inputs have different lengths {sorted(lengths)} along their scan axes")
+    t = lengths.pop()
+    for v in states + scans:
+        if kind_of_value(v) not in _GATHER_KINDS:
+            raise ctx.error(f"{kind_of_value(v).value} scan tensors are not supported (GATHER/SCATTER take int8, "
+                            "int16, int32 and float)")
+
+    def to_rows(v: SSAValue, axis: int, reverse: bool) -> SSAValue:
+        rank = len(shape_of(v))
+        if axis:
+            v = transpose(g, v, [axis] + [d for d in range(rank) if d != axis])
+        if reverse:
+            v = _reverse(ctx, v, 0)
+        return reshape(g, v, [1, t, int(np.prod(shape_of(v)[1:], dtype=np.int64))])
+
+    rows = [to_rows(v, a, bool(d)) for v, a, d in zip(scans, in_axes, in_dirs)]
+    slice_shapes = [[d for i, d in enumerate(shape_of(v)) if i != a] for v, a in zip(scans, in_axes)]
+    exclude = {i.name for i in body.input}
+    names, outer = _captures(ctx, [body], exclude)
+
+    def scalar_i32(v: int) -> SSAValue:
+        return g.const(np.array(v, np.int32), TensorType(i32, []))
+
+    # The body is lowered once first, into a block that is then dropped, to learn the scan outputs'
+    # slice types (they size the buffers); node numbering restarts for the real lowering.
+    first_index = ctx.importer.node_index
+    with _scope(ctx, [v.type for v in states] + [TensorType(s.element_type, sh) for s, sh in
+                                                  zip((v.type for v in scans), slice_shapes)] + [v.type for v in outer]):
+        a = ctx.g.builder.insertion_point.block.args
+        for i, inp in enumerate(body.input):
+            ctx.importer.values[inp.name] = TensorValue.of(a[i])
+        for nm, arg in zip(names, a[n + m:]):
+            ctx.importer.values[nm] = TensorValue.of(arg)
+        probe = [ctx.importer.materialize(o) for o in _lower_graph_body(ctx, body)]
+        out_types = [v.type for v in probe[n:]]
+    ctx.importer.node_index = first_index
+    bufs = []
+    for ot in out_types:
+        kind = kind_of(ot)
+        if kind not in _GATHER_KINDS:
+            raise ctx.error(f"{kind.value} scan outputs are not supported (SCATTER takes int8, int16, int32 and float)")
+        c = int(np.prod(ot.get_shape(), dtype=np.int64))
+        bufs.append(g.const(np.zeros((1, t, c), dtype_of(ot.element_type)), TensorType(ot.element_type, [1, t, c])))
+    state0 = [scalar_i32(0), *states, *rows, *bufs, *outer]
+    types = [v.type for v in state0]
+    ks, kr, kb, ko = 1, 1 + n, 1 + n + m, 1 + n + m + k
+
+    with _scope(ctx, types) as block:
+        _yield(ctx, [g.value(GreaterOp, [scalar_i32(t), block.args[0]], element_type(Kind.BOOL))])
+    cond_region = Region(block)
+
+    with _scope(ctx, types) as block:
+        a = block.args
+        imp = ctx.importer
+        idx = reshape(g, a[0], [1, 1])
+        for i in range(n):
+            imp.values[body.input[i].name] = TensorValue.of(a[ks + i])
+        for j in range(m):
+            row = g.value(GatherOp, [a[kr + j], idx], rows[j].type.element_type)
+            imp.values[body.input[n + j].name] = TensorValue.of(reshape(g, row, slice_shapes[j]))
+        for nm, arg in zip(names, a[ko:]):
+            imp.values[nm] = TensorValue.of(arg)
+        outs = [imp.materialize(o) for o in _lower_graph_body(ctx, body)]
+        for i, (nv, old) in enumerate(zip(outs[:n], states)):
+            if nv.type != old.type:
+                raise ctx.error(f"state {i} changes type from {old.type} to {nv.type}; not supported")
+        new_bufs = []
+        for j in range(k):
+            if outs[n + j].type != out_types[j]:
+                raise ctx.error(f"scan output {j} changes type from {out_types[j]} to {outs[n + j].type}")
+            piece = reshape(g, outs[n + j], [1, 1, bufs[j].type.get_shape()[2]])
+            new_bufs.append(g.value(ScatterOp, [a[kb + j], idx, piece], bufs[j].type.element_type))
+        nxt = g.value(AddOp, [a[0], scalar_i32(1)], i32)
+        _yield(ctx, [nxt, *outs[:n], *a[kr:kb], *new_bufs, *a[ko:]])
+    body_region = Region(block)
+    op = WhileLoopOp.make(state0, cond_region, body_region)
+    _insert(ctx, op)
+
+    out_axes = _axes(ctx, "scan_output_axes", k, [len(ot.get_shape()) + 1 for ot in out_types])
+    out_dirs = _axes(ctx, "scan_output_directions", k, [])
+    results = list(op.results[ks:ks + n])
+    for j, ot in enumerate(out_types):
+        v = reshape(g, op.results[kb + j], [t, *ot.get_shape()])
+        if out_dirs[j]:
+            v = _reverse(ctx, v, 0)
+        if out_axes[j]:
+            rank = len(ot.get_shape()) + 1
+            perm = list(range(1, rank))
+            perm.insert(out_axes[j], 0)
+            v = transpose(g, v, perm)
+        results.append(v)
+    return results
