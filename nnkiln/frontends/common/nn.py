@@ -66,6 +66,15 @@ def to_channels_first(g: GraphBuilder, y: SSAValue, spatial: int) -> SSAValue:
     return transpose(g, y, channels_first_perm(len(shape_of(y))))
 
 
+def _slice_axis_by_axis(g: GraphBuilder, x: SSAValue, start: Sequence[int], size: Sequence[int],
+                        axes: Sequence[int]) -> SSAValue:
+    for i in axes:
+        one_start, one_size = [0] * len(start), list(shape_of(x))
+        one_start[i], one_size[i] = start[i], size[i]
+        x = slice_value(g, x, one_start, one_size)
+    return x
+
+
 def slice_value(g: GraphBuilder, x: SSAValue, start: Sequence[int], size: Sequence[int]) -> SSAValue:
     """``tosa.slice`` (nothing when it is the whole tensor); ranks above 4 are viewed with merged axes."""
     from nnkiln.dialects.tosa.ops_data_layout import SliceOp
@@ -74,18 +83,18 @@ def slice_value(g: GraphBuilder, x: SSAValue, start: Sequence[int], size: Sequen
     if tuple(start) == (0,) * len(start) and tuple(size) == shape:
         return x
     if len(size) > 4:
-        # merge runs of whole (unsliced) axes so the view has rank <= 4
+        # merge runs of whole (unsliced) axes so the view has rank <= 4; along more than two axes, one
+        # axis at a time (each a [before, axis, after] view)
         sliced = [i for i in range(len(shape)) if start[i] != 0 or size[i] != shape[i]]
         if len(sliced) > 2:
-            raise g.error(f"slicing a rank-{len(size)} tensor along {len(sliced)} axes is not supported "
-                          f"(TOSA 0.30 SLICE takes rank <= 4)")
+            return _slice_axis_by_axis(g, x, start, size, sliced)
         cuts = sorted({0, len(shape), *sliced, *(i + 1 for i in sliced)})
         groups = [list(range(a, b)) for a, b in zip(cuts, cuts[1:])]
         view = [math.prod(shape[i] for i in grp) for grp in groups]
         vstart = [start[grp[0]] if len(grp) == 1 else 0 for grp in groups]
         vsize = [size[grp[0]] if len(grp) == 1 else view[k] for k, grp in enumerate(groups)]
-        if len(view) > 4:
-            raise g.error(f"slicing a rank-{len(size)} tensor is not supported (TOSA 0.30 SLICE takes rank <= 4)")
+        if len(view) > 4:  # two sliced axes with whole axes before, between and after them
+            return _slice_axis_by_axis(g, x, start, size, sliced)
         y = g.value(SliceOp, [reshape(g, x, view)], etype(x), start=vstart, size=vsize)
         return reshape(g, y, size)
     return g.value(SliceOp, [x], etype(x), start=list(start), size=list(size))
@@ -293,8 +302,9 @@ def conv_nchw(g: GraphBuilder, x: SSAValue, weight: np.ndarray | SSAValue, bias:
     """Grouped convolution of N C D1..Dk ``x`` (k = 1, 2, 3) by ``weight`` [M, C/group, K..] plus ``bias``
     [M], zero padding ``pairs`` (non-negative; floor division), returning N M O1..Ok.
 
-    1-D runs as CONV2D with H = 1, 2-D as CONV2D, 3-D as CONV3D (group 1 only); ``group == C`` is
-    DEPTHWISE_CONV2D (channel multiplier M/C); other groups are per-group CONV2Ds joined by CONCAT.
+    1-D runs as CONV2D with H = 1, 2-D as CONV2D, 3-D as CONV3D; ``group == C`` is DEPTHWISE_CONV2D
+    (channel multiplier M/C) in 1-D and 2-D; other groups (and every grouped 3-D convolution) are
+    per-group convolutions joined by CONCAT.
     """
     from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
     from nnkiln.dialects.tosa.ops_tensor import Conv2DOp, Conv3DOp, DepthwiseConv2DOp
@@ -316,32 +326,27 @@ def conv_nchw(g: GraphBuilder, x: SSAValue, weight: np.ndarray | SSAValue, bias:
         kernel, strides, dilations, begins, ends = [1] + kernel, [1] + strides, [1] + dilations, [0] + begins, [0] + ends
     pad = [p for b, e in zip(begins, ends) for p in (b, e)]
     et = etype(xc)
-    if k == 3:
-        if group != 1:
-            raise g.error("a grouped 3-D convolution is not supported (TOSA 0.30 has no grouped or depthwise CONV3D)")
-        w = _weight_cl(g, weight, (0, 2, 3, 4, 1), wshape, xc)
-        y = g.value(Conv3DOp, [xc, w, bias], et, pad=pad, stride=strides, dilation=dilations, input_zp=0, weight_zp=0)
-        return to_channels_first(g, y, 3)
-    w_shape4 = (m_out, wshape[1], *kernel)
     attrs = dict(pad=pad, stride=strides, dilation=dilations, input_zp=0, weight_zp=0)
+    conv = Conv3DOp if k == 3 else Conv2DOp
+    w_shape = (m_out, wshape[1], *kernel)
+    w_perm = (0, *range(2, len(w_shape)), 1)  # OI K.. → O K.. I
     if group == 1:
-        y = g.value(Conv2DOp, [xc, _weight_cl(g, weight, (0, 2, 3, 1), w_shape4, xc), bias], et, **attrs)
-    elif group == c_in:
+        y = g.value(conv, [xc, _weight_cl(g, weight, w_perm, w_shape, xc), bias], et, **attrs)
+    elif group == c_in and k < 3:
         mult = m_out // c_in
         w = _weight_cl(g, weight, (2, 3, 0, 1), (c_in, mult, *kernel), xc)
         y = g.value(DepthwiseConv2DOp, [xc, w, bias], et, **attrs)
-    else:
+    else:  # per-group convolutions (CONV3D has no grouped or depthwise form) joined by CONCAT
         cg, mg = c_in // group, m_out // group
-        w = _weight_cl(g, weight, (0, 2, 3, 1), w_shape4, xc)
-        s4 = shape_of(xc)
+        w = _weight_cl(g, weight, w_perm, w_shape, xc)
+        xsh, wsh = shape_of(xc), shape_of(w)
         parts = []
         for gi in range(group):
-            xg = slice_value(g, xc, [0, 0, 0, gi * cg], [s4[0], s4[1], s4[2], cg])
-            wsh = shape_of(w)
-            wg = slice_value(g, w, [gi * mg, 0, 0, 0], [mg, *wsh[1:]])
+            xg = slice_value(g, xc, [0] * (len(xsh) - 1) + [gi * cg], [*xsh[:-1], cg])
+            wg = slice_value(g, w, [gi * mg] + [0] * (len(wsh) - 1), [mg, *wsh[1:]])
             bg = slice_value(g, bias, [gi * mg], [mg])
-            parts.append(g.value(Conv2DOp, [xg, wg, bg], et, **attrs))
-        y = g.value(ConcatOp, [parts], et, axis=3)
+            parts.append(g.value(conv, [xg, wg, bg], et, **attrs))
+        y = g.value(ConcatOp, [parts], et, axis=len(xsh) - 1)
     return to_channels_first(g, y, k)
 
 

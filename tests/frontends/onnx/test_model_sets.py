@@ -19,7 +19,6 @@ pytestmark = pytest.mark.slow
 
 _SEQ = "sequence types (ONNX sequences have no TOSA 0.30 tensor equivalent)"
 _STR = "string tensors have no TOSA 0.30 equivalent"
-_RANK5 = "3-D pooling/strided conv needs a rank-5 SLICE; TOSA 0.30 SLICE takes rank <= 4"
 
 CANNOT_PASS = {
     **{f"simple/test_sequence_model{i}": _SEQ for i in range(1, 9)},
@@ -28,11 +27,6 @@ CANNOT_PASS = {
         "monday_empty_output", "monday_insensintive_upper_twodim", "nostopwords_nochangecase")},
     "simple/test_gradient_of_add": "ai.onnx.preview.training Gradient: training ops are out of scope (inference compiler)",
     "simple/test_gradient_of_add_and_mul": "ai.onnx.preview.training Gradient: training ops are out of scope (inference compiler)",
-    "pytorch-converted/test_AvgPool3d_stride": _RANK5,
-    "pytorch-converted/test_Conv3d_stride": _RANK5,
-    "pytorch-converted/test_MaxPool3d": _RANK5,
-    "pytorch-converted/test_MaxPool3d_stride": _RANK5,
-    "pytorch-converted/test_Conv3d_groups": "grouped 3-D convolution: TOSA 0.30 has no grouped or depthwise CONV3D",
 }
 
 # float64 runs in float32 (TOSA 0.30 has no 64-bit float; the importer warns). These models' test data is

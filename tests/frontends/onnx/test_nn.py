@@ -148,6 +148,19 @@ def test_conv1d_and_conv3d() -> None:
     against_ort(one_node("Conv", x3, {"w": rand(3, 2, 3, 2, 2), "b": rand(3)}, pads=[1, 0, 1, 1, 0, 1]), x3)
 
 
+def test_grouped_and_depthwise_strided_conv3d_and_3d_pools() -> None:
+    """CONV3D has no grouped form: per-group CONV3Ds; strides trim the input along several axes of a rank-5
+    tensor (SLICE takes rank <= 4, so the slices go one axis at a time)."""
+    x = {"x": rand(1, 4, 7, 6, 5)}
+    for group in (2, 4):
+        model = one_node("Conv", x, {"w": rand(8, 4 // group, 3, 2, 2), "b": rand(8)}, group=group,
+                         strides=[2, 2, 3], pads=[1, 0, 1, 0, 1, 0])
+        against_ort(model, x)
+        assert ir_text(model, x).count("tosa.conv3d") == group
+    against_ort(one_node("MaxPool", x, kernel_shape=[2, 3, 2], strides=[2, 2, 2]), x)
+    against_ort(one_node("AveragePool", x, kernel_shape=[3, 2, 2], strides=[2, 3, 2], pads=[1, 0, 1, 1, 0, 0]), x)
+
+
 def test_conv_hand_computed_trimmed_rows() -> None:
     """Stride 2 over 4 values with a kernel of 1: ONNX floor division reads rows 0 and 2 only."""
     x = {"x": np.arange(4, dtype=np.float32).reshape(1, 1, 1, 4)}

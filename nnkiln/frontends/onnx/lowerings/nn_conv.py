@@ -135,11 +135,10 @@ def _bias(ctx: NodeContext, i: int, channels: int, like: SSAValue) -> SSAValue:
 @lowering("Conv")
 def Conv(ctx: NodeContext) -> Result:
     """Conv (opsets 1, 11, 22): 1-D as CONV2D with H = 1, 2-D as CONV2D, 3-D as CONV3D; ``group`` 1 is
-    one convolution, ``group == C`` (channel multiplier M/C) is DEPTHWISE_CONV2D, other group counts
-    are per-group CONV2Ds joined by CONCAT. The bias is optional (zeros). Weights M C/g K.. are
-    transposed to OHWI (depthwise: HWCM) at import when constant, with TRANSPOSE otherwise."""
-    from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
-    from nnkiln.dialects.tosa.ops_tensor import Conv2DOp, Conv3DOp, DepthwiseConv2DOp
+    one convolution, ``group == C`` (channel multiplier M/C) is DEPTHWISE_CONV2D in 1-D/2-D, other group
+    counts (and grouped 3-D) are per-group convolutions joined by CONCAT. The bias is optional (zeros).
+    Weights M C/g K.. are transposed to OHWI (depthwise: HWCM) at import when constant, with TRANSPOSE
+    otherwise."""
 
     xv, wv = ctx.input(0), ctx.input(1)
     _conv_kind(ctx, xv)
@@ -156,8 +155,6 @@ def Conv(ctx: NodeContext) -> Result:
     c_in, m_out = xv.shape[1], wv.shape[0]
     if group < 1 or c_in % group or m_out % group or wv.shape[1] * group != c_in:
         raise ctx.error(f"group {group} does not fit input channels {c_in} and weight {list(wv.shape)}")
-    if k == 3 and group != 1:
-        raise ctx.error("a grouped 3-D Conv is not supported (TOSA 0.30 has no grouped or depthwise CONV3D)")
     x = value_of(ctx, xv)
     w = np.asarray(wv.const) if wv.is_const else value_of(ctx, wv)
     return [_nn.conv_nchw(ctx.g, x, w, _bias(ctx, 2, m_out, x), pairs, strides, dilations, group)]
@@ -191,9 +188,6 @@ def ConvTranspose(ctx: NodeContext) -> Result:
     finite inputs; an inf/NaN input also poisons the zero taps' positions). Groups run as per-group
     TRANSPOSE_CONV2Ds joined by CONCAT.
     """
-    from nnkiln.dialects.tosa.ops_data_layout import ConcatOp
-    from nnkiln.dialects.tosa.ops_tensor import TransposeConv2DOp
-
     xv, wv = ctx.input(0), ctx.input(1)
     _conv_kind(ctx, xv)
     k = xv.rank - 2
