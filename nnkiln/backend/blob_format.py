@@ -72,6 +72,10 @@ TASKS: ``u32 count, u32 reserved`` then ``count`` variable-length records::
 the tosa op's properties as JSON values (tuples become lists; enums their string value);
 ``post_ops`` a list of ``{"kernel": "tosa.clamp", "attrs": {...}}`` or ``{"kernel": "tosa.add", "attrs":
 {}, "operand": k}`` (``k`` indexes ``ins``), applied in order to the kernel's (single) result.
+Control flow: a ``tosa.cond_if`` / ``tosa.while_loop`` task's first two ``ins`` are CONSTANT buffers
+(int8) holding complete blobs of this format, the programs of its two regions (then/else, cond/body),
+validated when the blob is loaded; then come the condition (COND_IF) and the input list; ``attrs`` are
+``num_inputs`` and ``region_inputs`` (per region, 1 if its program takes the input list).
 
 BARRIERS: ``u32 count, u32 reserved`` then ``count`` records of 16 bytes: ``u32 physical_id,
 u32 producers, u32 consumers, u32 reserved``. One record per *use* of a physical barrier: tasks refer

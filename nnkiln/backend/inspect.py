@@ -3,14 +3,32 @@
 Every buffer with memory, io index, offset, size, dtype, shape, alias (view base), producing task
 (first task writing it) and last consuming task (last task, in blob order, reading it); every task
 with executor, executor index, kernel, attrs, post-ops, inputs, outputs, waits, updates; every
-barrier record with its physical id, counts and the tasks that update / wait on it.
+barrier record with its physical id, counts and the tasks that update / wait on it. A control-flow task
+(``tosa.cond_if`` / ``tosa.while_loop``) also lists its region programs under ``programs``, each described
+the same way (nested blobs, recursively), so that every plan can be checked independently.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from nnkiln.backend.blob_format import VERSION_MAJOR, VERSION_MINOR, Blob, _to_json
+import numpy as np
+
+from nnkiln.backend.blob_format import VERSION_MAJOR, VERSION_MINOR, Blob, Memory, _to_json, decode
+
+_CONTROL = ("tosa.cond_if", "tosa.while_loop")
+
+
+def _programs(blob: Blob, task: Any) -> list[dict[str, Any]]:
+    """The region programs of a control-flow task (its first two operands, constants holding blobs)."""
+    out = []
+    consts = np.frombuffer(blob.constants, np.uint8)
+    for i in task.ins[:2]:
+        b = blob.buffers[i]
+        if b.memory is not Memory.CONSTANT:
+            continue
+        out.append(describe(decode(consts[b.offset:b.offset + b.size].tobytes())))
+    return out
 
 
 def describe(blob: Blob) -> dict[str, Any]:
@@ -30,6 +48,7 @@ def describe(blob: Blob) -> dict[str, Any]:
         "index": i, "executor": t.executor, "executor_index": t.executor_index, "kernel": t.kernel,
         "attrs": _to_json(t.args.get("attrs", {})), "post_ops": _to_json(t.args.get("post_ops", [])),
         "inputs": list(t.ins), "outputs": list(t.outs), "waits": list(t.waits), "updates": list(t.updates),
+        **({"programs": _programs(blob, t)} if t.kernel in _CONTROL else {}),
     } for i, t in enumerate(blob.tasks)]
     barriers = [{
         "index": i, "physical_id": b.physical_id, "producers": b.producers, "consumers": b.consumers,

@@ -13,8 +13,12 @@ What:
   output argument as its ``outs`` (through a ``buf.reshape`` of the output argument when the output
   is a reshape of the kernel's result). An output that is an input, a constant, a view of either,
   or a value already written into another output gets an explicit ``buf.copy`` into its buffer.
-- ``tosa.cond_if``, ``tosa.while_loop``, ``tosa.custom``: ``UnsupportedOpError`` ("not supported by the
-  compiler pipeline yet", naming the op); the reference interpreter still runs them.
+- ``tosa.cond_if``, ``tosa.while_loop``: each region becomes a program of its own, compiled by the same
+  pipeline (``regions_to_programs``); the op becomes one ``buf.kernel`` whose first operands are the
+  programs' blob bytes (``buf.const`` of i8) and whose ``attrs`` are ``num_inputs`` (the input list's
+  length) and ``region_inputs`` (per region, 1 if its program takes the input list).
+- ``tosa.custom``: a ``buf.kernel "tosa.custom"`` like any op; the runtime looks its ``identifier`` up in
+  its custom-kernel registry (``nnkiln.runtime.register_custom``).
 
 Why: the lower levels reason about buffers (placement, hazards), not values.
 Legal before: verified tosa IR, functions with tensor arguments/results. After: buf IR; no tensors.
@@ -25,7 +29,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, MemRefType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -33,7 +48,6 @@ from xdsl.passes import ModulePass
 from nnkiln.dialects.buf import AllocOp, ConstOp, CopyOp, KernelOp, ReshapeOp
 from nnkiln.errors import NotExecutableError
 
-UNSUPPORTED = ("tosa.cond_if", "tosa.while_loop", "tosa.custom")
 _ALIASES = ("tosa.identity",)
 _VIEWS = ("tosa.reshape",)
 
@@ -96,13 +110,17 @@ def _destinations(func: FuncOp, out_args: list[SSAValue]) -> dict[SSAValue, tupl
     return dest
 
 
-def convert_function(func: FuncOp) -> FuncOp:
+def _program_const(data) -> ConstOp:  # noqa: ANN001
+    from nnkiln.ir.elements import from_numpy
+
+    t = TensorType(IntegerType(8), [data.size])
+    return ConstOp(from_numpy(data, t), memref_of(t))
+
+
+def convert_function(func: FuncOp, pipeline: str = "default") -> FuncOp:
+    from nnkiln.conversion.regions_to_programs import CONTROL_FLOW, outline, takes_input_list
     from nnkiln.reference.interpreter import input_names, output_names
 
-    for op in func.walk():
-        if op.name in UNSUPPORTED:
-            raise UnsupportedOpError(f"'{op.name}' is not supported by the compiler pipeline yet "
-                                     f"(function @{func.sym_name.data}); run it with the reference interpreter")
     old = func.body.block
     in_types = [memref_of(a.type) for a in old.args]
     out_types = [memref_of(t) for t in func.function_type.outputs.data]
@@ -124,6 +142,21 @@ def convert_function(func: FuncOp) -> FuncOp:
         block.add_op(op)
         return op
 
+    def result_buffers(op: Operation) -> list[SSAValue]:
+        """Where ``op``'s results go: the output argument (or a reshape view of it) when the result is a
+        network output not yet claimed, else a new ``buf.alloc``."""
+        outs = []
+        for r in op.results:
+            t = memref_of(r.type)
+            target = dest.get(r)
+            if target is not None and target[0] not in claimed:
+                claimed.add(target[0])
+                arg, shape = target
+                outs.append(arg if shape is None else add(ReshapeOp(arg, t)).results[0])
+            else:
+                outs.append(add(AllocOp(t)).results[0])
+        return outs
+
     for op in old.ops:
         if isinstance(op, ReturnOp):
             for i, v in enumerate(op.operands):
@@ -136,18 +169,17 @@ def convert_function(func: FuncOp) -> FuncOp:
             env[op.results[0]] = env[op.operands[0]]
         elif op.name in _VIEWS:
             env[op.results[0]] = add(ReshapeOp(env[op.operands[0]], memref_of(op.results[0].type))).results[0]
+        elif op.name in CONTROL_FLOW:
+            programs, operands = outline(op, pipeline)
+            blobs = [add(_program_const(p)).results[0] for p in programs]
+            attrs = DictionaryAttr({
+                "num_inputs": IntegerAttr(len(op.input_list), 64),  # type: ignore[attr-defined]
+                "region_inputs": DenseArrayBase.from_list(i64, [int(b) for b in takes_input_list(op)])})
+            kernel = add(KernelOp(op.name, blobs + [env[o] for o in operands], result_buffers(op), attrs))
+            for r, k in zip(op.results, kernel.results):
+                env[r] = k
         elif op.name.startswith("tosa."):
-            outs = []
-            for r in op.results:
-                t = memref_of(r.type)
-                target = dest.get(r)
-                if target is not None and target[0] not in claimed:
-                    claimed.add(target[0])
-                    arg, shape = target
-                    outs.append(arg if shape is None else add(ReshapeOp(arg, t)).results[0])
-                else:
-                    outs.append(add(AllocOp(t)).results[0])
-            kernel = add(KernelOp(op.name, [env[o] for o in op.operands], outs, kernel_attrs(op)))
+            kernel = add(KernelOp(op.name, [env[o] for o in op.operands], result_buffers(op), kernel_attrs(op)))
             for r, k in zip(op.results, kernel.results):
                 env[r] = k
         else:
@@ -169,11 +201,13 @@ class TosaToBuf(ModulePass):
     """Bufferize every ``func.func`` of the module (see the module docstring)."""
 
     name = "tosa-to-buf"
+    pipeline: str = "default"
+    """The pipeline that compiles the programs of control-flow regions."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
             if any(isinstance(a.type, TensorType) for a in func.body.block.args) or func.function_type.outputs.data:
-                new = convert_function(func)
+                new = convert_function(func, self.pipeline)
                 op.body.block.insert_op_before(new, func)
                 func.detach()
                 func.erase(safe_erase=False)

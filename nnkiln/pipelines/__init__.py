@@ -30,7 +30,7 @@ def _reference(target: Target) -> list[ModulePass]:
     from nnkiln.transforms.rt.assign_physical_barriers import AssignPhysicalBarriers
 
     return [
-        TosaToBuf(),
+        TosaToBuf(pipeline="reference"),
         WrapIntoAsyncRegions(target=target.name, threads=1),
         StaticAllocation(target=target.name),
         OptimizeAsyncDeps(),

@@ -43,7 +43,7 @@ from xdsl.utils.exceptions import VerifyException
 from nnkiln.dialects.tosa.base import Kind, kind_of
 from nnkiln.ir.elements import dtype_of
 from nnkiln.ir.errors import InputError, NotExecutableError, VerifyError
-from nnkiln.reference.registry import KERNELS, Kernel, load_kernels, make_call
+from nnkiln.reference.registry import KERNELS, Kernel, custom_kernel, load_kernels, make_call, register_custom
 
 load_kernels()
 
@@ -54,9 +54,6 @@ _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 # ----------------------------------------------------------------------------------------------
 # CUSTOM kernels
-
-CUSTOM_KERNELS: dict[str, Kernel] = {}
-
 
 def _check_result_sizes(op: Operation) -> None:
     """Refuse an op whose results cannot fit in the machine's memory (rather than be killed by the OS)."""
@@ -69,14 +66,6 @@ def _check_result_sizes(op: Operation) -> None:
     if total > HOST_MEMORY.size:
         raise NotExecutableError(f"'{op.name}' would need about {total} bytes for its results; the machine has "
                                  f"{HOST_MEMORY.size} bytes of memory")
-
-
-def register_custom(identifier: str, fn: Kernel) -> None:
-    """Let the interpreter execute ``tosa.custom`` ops whose identifier is ``identifier``.
-
-    ``fn`` is a kernel like any other: ``fn(call: KernelCall) -> list[np.ndarray]``.
-    """
-    CUSTOM_KERNELS[identifier] = fn
 
 
 def custom_identifier(op: Operation) -> str | None:
@@ -296,7 +285,7 @@ class Interpreter:
         fn = self.kernels.get(op.name)
         if op.name == "tosa.custom":
             ident = custom_identifier(op)
-            fn = CUSTOM_KERNELS.get(ident) if ident is not None else None
+            fn = custom_kernel(ident) if ident is not None else None
             if fn is None:
                 raise NotExecutableError(
                     f"'tosa.custom' with identifier '{ident}' cannot be executed: no kernel was registered "

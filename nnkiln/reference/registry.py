@@ -105,3 +105,32 @@ def load_kernels(with_ir: bool = True) -> dict[str, Kernel]:
     for name in NUMERIC_KERNEL_MODULES + (IR_KERNEL_MODULES if with_ir else ()):
         importlib.import_module(f"nnkiln.reference.{name}")
     return KERNELS
+
+
+# -- tosa.custom kernels (shared by the reference interpreter and the runtime; no xDSL) -------------------
+
+CUSTOM_KERNELS: dict[str, Callable[[KernelCall], list[np.ndarray]]] = {}
+_CUSTOM_PROVIDERS = {"nnef.": "nnkiln.reference.custom_nnef"}
+"""Identifier prefix → module whose ``register()`` registers the kernels of nnkiln's own custom ops (imported on
+first use, so a saved blob with such an op runs in a fresh process)."""
+
+
+def register_custom(identifier: str, fn: Callable[[KernelCall], list[np.ndarray]]) -> None:
+    """Let the reference interpreter and the runtime execute ``tosa.custom`` ops whose identifier is
+    ``identifier``; ``fn`` is a kernel like any other: ``fn(call: KernelCall) -> list[np.ndarray]``
+    (``call.attrs`` holds the op's ``identifier``, ``config`` and ``implementation_attrs``)."""
+    CUSTOM_KERNELS[identifier] = fn
+
+
+def custom_kernel(identifier: str) -> Callable[[KernelCall], list[np.ndarray]] | None:
+    """The kernel registered for ``identifier`` (loading nnkiln's own providers on demand), or None."""
+    fn = CUSTOM_KERNELS.get(identifier)
+    if fn is None:
+        for prefix, module in _CUSTOM_PROVIDERS.items():
+            if identifier.startswith(prefix):
+                import importlib
+
+                importlib.import_module(module).register()
+                fn = CUSTOM_KERNELS.get(identifier)
+    return fn
+

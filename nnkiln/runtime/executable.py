@@ -168,6 +168,24 @@ class Executable:
                              f"(expected: {', '.join(repr(n) for n in self.input_names) or 'none'})")
         in_arrays = [convert_input(io.name, inputs[io.name], io, dt) for io, dt in self._in_specs]
         out_arrays = [np.empty(shape, dtype) for shape, dtype in self._out_specs]
+        self._run_contiguous(in_arrays, out_arrays)
+        return dict(zip(self.output_names, out_arrays))
+
+    def run_arrays(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
+        """Execute on ``inputs`` in blob order, writing into ``outputs`` (blob order); the arrays must have the
+        blob's dtypes and shapes (no conversion: used by control-flow kernels to call region programs)."""
+        if len(inputs) != len(self._in_specs) or len(outputs) != len(self._out_specs):
+            raise BlobError(f"program called with {len(inputs)} inputs and {len(outputs)} outputs; it has "
+                            f"{len(self._in_specs)} and {len(self._out_specs)}")
+        ins = [np.ascontiguousarray(a) for a in inputs]
+        direct = [o.flags.c_contiguous for o in outputs]
+        outs = [o if d else np.empty(o.shape, o.dtype) for o, d in zip(outputs, direct)]
+        self._run_contiguous(ins, outs)
+        for o, t, d in zip(outputs, outs, direct):
+            if not d:
+                np.copyto(o, t)
+
+    def _run_contiguous(self, in_arrays: Sequence[np.ndarray], out_arrays: Sequence[np.ndarray]) -> None:
         with self._lock:
             views = list(self._static)
             in_u8 = [a.reshape(-1).view(np.uint8) for a in in_arrays]
@@ -175,7 +193,6 @@ class Executable:
             for i, is_input, index, lo, hi, dtype, shape in self._io_specs:
                 views[i] = (in_u8 if is_input else out_u8)[index][lo:hi].view(dtype).reshape(shape)
             self._execute(views)
-        return dict(zip(self.output_names, out_arrays))
 
     def _plan_units(self) -> list[list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]]]:
         """Per queue, the units to run in order: ``(fn, first task index, waits, updates)``. A unit is

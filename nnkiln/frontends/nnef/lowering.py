@@ -30,7 +30,7 @@ Decisions:
   (first occurrence); argmin is ARGMAX of the negation.
 * ``avg_roi_pool``, ``max_roi_pool`` and ``roi_resample`` have tensor-valued boxes: they become
   ``tosa.custom`` ops (identifiers ``nnef.avg_roi_pool`` etc.) with reference kernels registered in
-  :mod:`nnkiln.frontends.nnef.custom_ops`; the compounds ``*_roi_align`` expand to ``roi_resample`` + pool.
+  :mod:`nnkiln.reference.custom_nnef`; the compounds ``*_roi_align`` expand to ``roi_resample`` + pool.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@
 * ``sin``, ``cos``, ``tan``, ``asin``, ``acos``, ``atan``, ``sinh``, ``cosh``, ``asinh``, ``acosh``,
   ``atanh``: TOSA 0.30 has no such operators and no finite composition of its operators computes them
   exactly, so each becomes ``tosa.custom`` (identifier ``nnef.<name>``, config ``nnef``) with a float32
-  numpy reference kernel in :mod:`nnkiln.frontends.nnef.custom_ops` (constant inputs fold with numpy).
+  numpy reference kernel in :mod:`nnkiln.reference.custom_nnef` (constant inputs fold with numpy).
 * ``any_reduce`` / ``all_reduce`` → REDUCE_ANY / REDUCE_ALL per axis.
 * ``slice`` with ``stride``: SLICE of the covered rows (REVERSE first for negative strides), then every
   ``|stride|``-th row (``common.nn.strided_phase``).
@@ -167,7 +167,7 @@ def _cast(lw: Lowerer, op: FlatOp) -> None:
 @handles(*TRIG)
 def _trig(lw: Lowerer, op: FlatOp) -> None:
     from nnkiln.dialects.tosa.ops_custom import CustomOp
-    from nnkiln.frontends.nnef import custom_ops
+    from nnkiln.reference import custom_nnef as custom_ops
     from nnkiln.ir.diagnostics import source_loc
 
     x = lw.value(op.inputs["x"])

@@ -529,13 +529,13 @@ def _multilinear(lw: Lowerer, op: FlatOp) -> None:
 def _roi(lw: Lowerer, op: FlatOp) -> None:
     """RoI ops (§4.6): boxes are run-time tensors, which TOSA 0.30 cannot express; lowered to
     ``tosa.custom`` (identifier ``nnef.<op>``, ``implementation_attrs`` a JSON object of the attributes)
-    executed by the kernels of :mod:`nnkiln.frontends.nnef.custom_ops`."""
+    executed by the kernels of :mod:`nnkiln.reference.custom_nnef`."""
     import json
 
     from xdsl.dialects.builtin import TensorType
 
     from nnkiln.dialects.tosa.ops_custom import CustomOp
-    from nnkiln.frontends.nnef import custom_ops
+    from nnkiln.reference import custom_nnef as custom_ops
     from nnkiln.ir.diagnostics import source_loc
 
     custom_ops.register()

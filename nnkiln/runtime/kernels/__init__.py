@@ -33,7 +33,7 @@ import numpy as np
 from nnkiln.backend.blob_format import BufferDesc, Memory, TaskDesc
 from nnkiln.errors import NotExecutableError
 from nnkiln.kinds import Kind
-from nnkiln.runtime.kernels import epilogue, fast
+from nnkiln.runtime.kernels import control, epilogue, fast
 from nnkiln.runtime.kernels.reference import call_reference, reference_kernel, store
 
 TaskFn = Callable[[Sequence[np.ndarray]], None]
@@ -99,6 +99,10 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
     fused_posts = False
     if name in VIEW_KERNELS:
         return lambda views: None
+    if name in control.CONTROL:
+        return control.build_control(task, buffers, static_views)
+    if name == "tosa.custom":
+        return control.build_custom(task, buffers)
     if name == "buf.copy":
         if len(ins) != 1 or len(outs) != 1 or buffers[ins[0]].size != buffers[outs[0]].size:
             raise NotExecutableError(f"buf.copy needs one input and one output of equal byte size ({ins} -> {outs})")

@@ -37,3 +37,22 @@ func.func @twice(%a: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>, tensor<2xi
   %n = tosa.negate %a : (tensor<2xi32>) -> tensor<2xi32>
   func.return %n, %n, %k : tensor<2xi32>, tensor<2xi32>, tensor<2xi32>
 }
+
+// Control flow: each region becomes a program of its own (its compiled blob is an i8 constant operand);
+// the op is one kernel: programs, condition, input list; its result is written into the output directly.
+// CHECK-LABEL: func.func @control_flow(%x: memref<2xi32> {nnkiln.name = "x", nnkiln.io = "input"}, %c: memref<i1> {nnkiln.name = "c", nnkiln.io = "input"}, %out0: memref<2xi32> {nnkiln.name = "output0", nnkiln.io = "output"}) {
+// CHECK-NEXT: %[[THEN:.*]] = buf.const {values = dense_resource<{{.*}}> : tensor<[[N:[0-9]+]]xi8>} : memref<[[N]]xi8>
+// CHECK-NEXT: %[[ELSE:.*]] = buf.const {values = dense_resource<{{.*}}> : tensor<[[M:[0-9]+]]xi8>} : memref<[[M]]xi8>
+// CHECK-NEXT: %{{.*}} = buf.kernel "tosa.cond_if" ins(%[[THEN]], %[[ELSE]], %c, %x : memref<[[N]]xi8>, memref<[[M]]xi8>, memref<i1>, memref<2xi32>) outs(%out0 : memref<2xi32>) {attrs = {num_inputs = 1 : i64, region_inputs = array<i64: 1, 1>}} -> memref<2xi32>
+// CHECK-NEXT: func.return
+func.func @control_flow(%x: tensor<2xi32>, %c: tensor<i1>) -> tensor<2xi32> {
+  %r = tosa.cond_if %x, %c : (tensor<2xi32>, tensor<i1>) -> tensor<2xi32> {
+  ^bb0(%a : tensor<2xi32>):
+    %b = tosa.add %a, %a : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+    tosa.yield %b : tensor<2xi32>
+  } else {
+  ^bb0(%a : tensor<2xi32>):
+    tosa.yield %a : tensor<2xi32>
+  }
+  func.return %r : tensor<2xi32>
+}

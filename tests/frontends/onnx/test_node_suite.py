@@ -46,27 +46,7 @@ def test_node_case(name: str) -> None:
         assert result.status == "passed", f"{name}: {result.status}: {result.reason}"
 
 
-_WHILE = "Scan → tosa.while_loop: run-time loops are not in the compiled pipeline yet; the reference runs them"
-COMPILED_ONLY = {
-    "test_if": "control flow (tosa.cond_if with a run-time condition) is not in the compiled pipeline yet; "
-               "the reference interpreter runs it",
-    "test_linear_attention_linear_expanded": _WHILE,
-    "test_linear_attention_gated_expanded": _WHILE,
-    "test_linear_attention_gated_per_head_decay_expanded": _WHILE,
-    "test_linear_attention_delta_expanded": _WHILE,
-    "test_linear_attention_gated_delta_expanded": _WHILE,
-    "test_linear_attention_gated_delta_beta_scalar_expanded": _WHILE,
-    "test_linear_attention_gated_delta_gqa_expanded": _WHILE,
-    "test_linear_attention_gated_delta_mqa_expanded": _WHILE,
-    "test_linear_attention_decode_step_expanded": _WHILE,
-    "test_linear_attention_prefill_with_past_expanded": _WHILE,
-    "test_linear_attention_no_past_explicit_zeros_expanded": _WHILE,
-    "test_linear_attention_explicit_scale_expanded": _WHILE,
-    "test_linear_attention_linear_t1_no_past_expanded": _WHILE,
-    "test_scan9_sum": _WHILE,
-    "test_scan9_multi_state": _WHILE,
-    "test_scan9_scalar": _WHILE,
-}
+COMPILED_ONLY: dict[str, str] = {}
 """Cases that pass with the reference interpreter but not compiled, and why."""
 
 

@@ -82,19 +82,3 @@ def test_arena_within_ten_percent_of_lower_bound(graph: str) -> None:
         assert bound > 0
         assert arena <= 1.1 * bound, (graph, threads, arena, bound)
 
-
-def test_unsupported_ops_are_named() -> None:
-    from nnkiln.conversion.tosa_to_buf import UnsupportedOpError
-
-    text = """func.func @main(%x: tensor<2xi32>, %c: tensor<i1>) -> tensor<2xi32> {
-  %r = tosa.cond_if %x, %c : (tensor<2xi32>, tensor<i1>) -> tensor<2xi32> {
-  ^bb0(%a : tensor<2xi32>):
-    tosa.yield %a : tensor<2xi32>
-  } else {
-  ^bb0(%a : tensor<2xi32>):
-    tosa.yield %a : tensor<2xi32>
-  }
-  func.return %r : tensor<2xi32>
-}"""
-    with pytest.raises(UnsupportedOpError, match="tosa.cond_if.*not supported by the compiler pipeline yet"):
-        compile_text(text, "reference", 1)

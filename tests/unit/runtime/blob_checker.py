@@ -83,4 +83,7 @@ def check(d: dict[str, Any]) -> list[str]:
             # a task that is the last user of one and the first of the other may reuse the bytes in place
             if not (all(i == j or hb(i, j) for i in ga for j in gb) or all(i == j or hb(j, i) for i in ga for j in gb)):
                 problems.append(f"arena buffers {ra} and {rb} overlap while both are live")
+    for t in tasks:  # the region programs of control-flow tasks are blobs of their own
+        for k, program in enumerate(t.get("programs", ())):
+            problems += [f"task {t['index']} program {k}: {p}" for p in check(program)]
     return problems

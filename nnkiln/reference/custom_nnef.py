@@ -1,4 +1,5 @@
-"""Reference kernels for the ``tosa.custom`` ops of NNEF's RoI operations (spec §4.6).
+"""Kernels of the ``tosa.custom`` ops our NNEF reader makes: NNEF's RoI operations (NNEF spec §4.6) and the
+1.0.5 trigonometric functions, for the reference interpreter and the runtime (numpy only, no xDSL).
 
 Identifiers ``nnef.avg_roi_pool``, ``nnef.max_roi_pool``, ``nnef.roi_resample``; operands (input N C H W,
 rois [R, 4] as (y0, x0, y1, x1), batch_index [R] or [R, 1]); ``implementation_attrs`` is a JSON object with
@@ -89,11 +90,11 @@ def _elementwise(call, fn) -> np.ndarray:  # noqa: ANN001
 
 
 def register() -> None:
-    """Register the kernels with the reference interpreter (idempotent)."""
+    """Register the kernels for the reference interpreter and the runtime (idempotent)."""
     global _DONE
     if _DONE:
         return
-    from nnkiln.reference import register_custom
+    from nnkiln.reference.registry import register_custom
 
     register_custom("nnef.avg_roi_pool", lambda c: _roi_pool(c, False))
     register_custom("nnef.max_roi_pool", lambda c: _roi_pool(c, True))
