@@ -291,7 +291,8 @@ def _weight_cl(g: GraphBuilder, w: np.ndarray | SSAValue, perm: Sequence[int], s
     from nnkiln.frontends.common.arith import np_dtype
 
     if isinstance(w, np.ndarray):
-        arr = np.ascontiguousarray(np.transpose(w.reshape(shape), perm)).astype(np_dtype(kind_of(like.type)))  # type: ignore[arg-type]
+        # a strided view: the constant's bytes are gathered in C order by one copy (``from_numpy``)
+        arr = np.transpose(w.reshape(shape), perm).astype(np_dtype(kind_of(like.type)), copy=False)  # type: ignore[arg-type]
         return g.const(arr)
     return transpose(g, reshape(g, w, shape), perm)
 
