@@ -9,7 +9,9 @@ LayerNormalization, Softmax attention without mask, GELU via Erf, no pooler.
 Method (after /work/shared/notes/perf-anchors.md): every measurement runs in a fresh subprocess pinned
 with ``taskset`` to T cores with ``OMP/MKL/OPENBLAS_NUM_THREADS=T``. onnxruntime: ``intra_op_num_threads
 = T``, ``inter_op_num_threads = 1``. nnkiln: one executor (the graphs are chains) whose BLAS calls use the
-T threads. "compile" = nnkiln.load (ONNX import) + nnkiln.compile, resp. onnxruntime session creation.
+T threads. "compile" = nnkiln.load (ONNX import) + nnkiln.compile with nnkiln's compiler modules already
+imported, resp. onnxruntime session creation (after ``import onnxruntime``, which loads its library); the
+time to import nnkiln's modules in the fresh process is shown separately ("+x s module imports").
 Latency = median of at least 10 timed runs and at least ``--min-seconds`` after 3 warm-up runs. Peak
 memory = the process's VmHWM (peak resident set; ``ru_maxrss`` would include the parent's): for onnxruntime the process that creates the session and runs;
 for nnkiln two numbers: "compile peak" (the process that imports and compiles) and "runtime peak" (a
@@ -54,6 +56,16 @@ def _w(rng: np.random.Generator, name: str, shape: tuple[int, ...], scale: float
 
 def resnet18_like(batch: int, size: int = 224):  # noqa: ANN201
     """ResNet-18 topology: 7x7/2 stem, maxpool, 4 stages x 2 basic blocks (64-512 ch), GAP, FC-1000."""
+    return _resnet_like(batch, size, (2, 2, 2, 2), False, "resnet18_like")
+
+
+def resnet50_like(batch: int, size: int = 224):  # noqa: ANN201
+    """ResNet-50 topology (torchvision v1.5): 4 stages x (3, 4, 6, 3) bottleneck blocks (1x1, 3x3 with the
+    stride, 1x1 to 4x the width; 256-2048 ch), GAP, FC-1000."""
+    return _resnet_like(batch, size, (3, 4, 6, 3), True, "resnet50_like")
+
+
+def _resnet_like(batch: int, size: int, blocks: tuple[int, ...], bottleneck: bool, name: str):  # noqa: ANN202
     from onnx import TensorProto, helper
 
     rng = np.random.default_rng(0)
@@ -75,11 +87,17 @@ def resnet18_like(batch: int, size: int = 224):  # noqa: ANN201
     x = conv("input", 3, 64, 7, 2, True)
     nodes.append(helper.make_node("MaxPool", [x], ["pool"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
     x, cin = "pool", 64
-    for stage, cout in enumerate((64, 128, 256, 512)):
-        for block in range(2):
+    for stage, width in enumerate((64, 128, 256, 512)):
+        cout = width * 4 if bottleneck else width
+        for block in range(blocks[stage]):
             s = 2 if stage > 0 and block == 0 else 1
-            y = conv(x, cin, cout, 3, s, True)
-            y = conv(y, cout, cout, 3, 1, False)
+            if bottleneck:
+                y = conv(x, cin, width, 1, 1, True)
+                y = conv(y, width, width, 3, s, True)
+                y = conv(y, width, cout, 1, 1, False)
+            else:
+                y = conv(x, cin, cout, 3, s, True)
+                y = conv(y, cout, cout, 3, 1, False)
             sc = conv(x, cin, cout, 1, s, False) if (s != 1 or cin != cout) else x
             n = f"add{stage}_{block}"
             nodes.append(helper.make_node("Add", [y, sc], [n]))
@@ -87,10 +105,10 @@ def resnet18_like(batch: int, size: int = 224):  # noqa: ANN201
             x, cin = n + "_r", cout
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"]))
     nodes.append(helper.make_node("Flatten", ["gap"], ["flat"]))
-    inits.append(_w(rng, "fc_w", (1000, 512)))
+    inits.append(_w(rng, "fc_w", (1000, cin)))
     inits.append(_w(rng, "fc_b", (1000,), 0.01))
     nodes.append(helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], transB=1))
-    graph = helper.make_graph(nodes, "resnet18_like",
+    graph = helper.make_graph(nodes, name,
                               [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, size, size])],
                               [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 1000])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
@@ -225,6 +243,7 @@ def bert(batch: int, layers: int, hidden: int, heads: int, seq: int = 128, vocab
 
 MODELS = {
     "resnet18": lambda b: resnet18_like(b),
+    "resnet50": lambda b: resnet50_like(b),
     "mobilenetv2": lambda b: mobilenetv2(b),
     "bert_tiny": lambda b: bert(b, layers=2, hidden=128, heads=2),
     "bert_base": lambda b: bert(b, layers=12, hidden=768, heads=12),
@@ -271,13 +290,21 @@ def _child(mode: str, workdir: str, threads: int, min_seconds: float) -> dict:
         np.save(os.path.join(workdir, f"out_ort_{threads}.npy"), out)
         return {"compile_s": compile_s, "latency_ms": lat, "n": n, "peak_mb": _peak_mb()}
     if mode == "compile":
+        t0 = time.perf_counter()
         import nnkiln
+        import nnkiln.backend.writer
+        import nnkiln.compiler
+        import nnkiln.frontends.onnx.importer
+        import nnkiln.frontends.onnx.lowerings
+        import nnkiln.pipelines  # noqa: F401
 
+        import_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         exe = nnkiln.compile(nnkiln.load(onnx_path), threads=1)
         compile_s = time.perf_counter() - t0
         exe.save(blob_path)
-        return {"compile_s": compile_s, "compile_peak_mb": _peak_mb(), "arena_mb": exe.stats["arena_bytes"] / 2**20,
+        return {"compile_s": compile_s, "import_s": import_s, "compile_peak_mb": _peak_mb(),
+                "arena_mb": exe.stats["arena_bytes"] / 2**20,
                 "arena_lb_mb": exe.stats["arena_lower_bound_bytes"] / 2**20, "tasks": exe.stats["num_tasks"]}
     from nnkiln.runtime import load_blob
 
@@ -345,6 +372,9 @@ def main(argv: list[str] | None = None) -> int:
         models = torch_models.MODELS
     print(f"models built by: {args.source}", flush=True)
     for model in args.models.split(","):
+        if model not in models:
+            print(f"  {model}: not available from source {args.source} (available: {', '.join(models)})", flush=True)
+            continue
         for batch in (int(b) for b in args.batches.split(",")):
             with tempfile.TemporaryDirectory() as wd:
                 m, feed = models[model](batch)
@@ -366,7 +396,9 @@ def main(argv: list[str] | None = None) -> int:
                     oc, kc = (o or {}).get("compile_s"), (comp or {}).get("compile_s")
                     ol, kl = (o or {}).get("latency_ms"), (k or {}).get("latency_ms")
                     op, kp = (o or {}).get("peak_mb"), (k or {}).get("peak_mb")
-                    row = (f"| {model} | {batch} | {threads} | {_fmt(oc, '.2f')} / {_fmt(kc, '.2f')} ({_ratio(kc, oc)}) | "
+                    ki = (comp or {}).get("import_s")
+                    row = (f"| {model} | {batch} | {threads} | {_fmt(oc, '.2f')} / {_fmt(kc, '.2f')} ({_ratio(kc, oc)}; "
+                           f"+{_fmt(ki, '.2f')} s module imports) | "
                            f"{_fmt(ol, '.2f')} / {_fmt(kl, '.2f')} (**{_ratio(kl, ol)}**) | "
                            f"{_fmt(op, '.0f')} / {_fmt(kp, '.0f')} ({_ratio(kp, op)}) | "
                            f"{_fmt((comp or {}).get('compile_peak_mb'), '.0f')} | "

@@ -243,7 +243,7 @@ class OnnxImporter:
         for (name, _), arg in zip(inputs, self.g.block.args):
             self.values[name] = TensorValue.of(arg)
         for t in graph.initializer:
-            self.values[t.name] = TensorValue.constant(tensor_to_numpy(t, self.file))
+            self.values[t.name] = TensorValue.constant(tensor_to_numpy(t, self.file, inline=self.model.inline))
         self.lower_nodes(graph.node, LOWERINGS)
         if self._blocked:
             raise self._unsupported_error()
@@ -489,7 +489,7 @@ class OnnxImporter:
             if a.type == T.STRINGS:
                 return [s.decode("utf-8", errors="replace") for s in a.strings]
             if a.type == T.TENSOR:
-                return tensor_to_numpy(a.t, self.file, node.name)
+                return tensor_to_numpy(a.t, self.file, node.name, self.model.inline)
             if a.type == T.GRAPH:
                 return a.g
             if a.type == T.GRAPHS:

@@ -24,11 +24,99 @@ MAX_RANK = 16
 
 @dataclass
 class OnnxModel:
-    """A parsed ONNX model with its default-domain opset."""
+    """A parsed ONNX model with its default-domain opset; ``inline`` = (token, file bytes) when the raw data of
+    large initializers was left in the file bytes (``_strip_large_raw_data``)."""
 
     proto: object  # onnx.ModelProto
     path: str
     opset: int
+    inline: tuple[str, bytes] | None = None
+
+
+INLINE_MIN_BYTES = 1 << 16
+"""Initializers with at least this many raw bytes are not copied into the parsed protobuf (see below)."""
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(buf) or shift > 63:
+            raise ValueError("truncated varint")
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, pos
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = value & 0x7F
+        value >>= 7
+        out.append(b | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _fields(buf: bytes, start: int, end: int):  # noqa: ANN202
+    """(field number, wire type, field start, payload start, payload end) of each field in ``buf[start:end]``."""
+    pos = start
+    while pos < end:
+        begin = pos
+        tag, pos = _varint(buf, pos)
+        field, wire = tag >> 3, tag & 7
+        if wire == 0:
+            _, pos = _varint(buf, pos)
+            yield field, wire, begin, pos, pos
+            continue
+        if wire == 2:
+            n, pos = _varint(buf, pos)
+            payload = pos
+            pos += n
+        elif wire in (1, 5):
+            payload = pos
+            pos += 8 if wire == 1 else 4
+        else:
+            raise ValueError(f"wire type {wire}")
+        if pos > end:
+            raise ValueError("field past the end of its message")
+        yield field, wire, begin, payload, pos
+
+
+def _strip_large_raw_data(data: bytes) -> tuple[bytes, list[tuple[int, int, int]]] | None:
+    """The model bytes without the ``raw_data`` of top-level initializers of at least ``INLINE_MIN_BYTES``, and
+    (initializer index, offset, length) of each removed field in ``data``; None when there is nothing to strip
+    or the bytes are not in the plain layout this expects (then the protobuf parser judges them)."""
+    try:
+        graphs = [f for f in _fields(data, 0, len(data)) if f[0] == 7]
+        if len(graphs) != 1 or graphs[0][1] != 2:
+            return None
+        _, _, g_begin, g_start, g_end = graphs[0]
+        graph_parts: list[bytes] = []
+        removed: list[tuple[int, int, int]] = []
+        last, index = g_start, 0
+        for field, wire, begin, start, end in _fields(data, g_start, g_end):
+            if field != 5 or wire != 2:
+                continue
+            inner = list(_fields(data, start, end))
+            raws = [f for f in inner if f[0] == 9]
+            types = [_varint(data, f[2] + 1)[0] for f in inner if f[0] == 2 and f[1] == 0]
+            if (len(raws) == 1 and raws[0][1] == 2 and raws[0][4] - raws[0][3] >= INLINE_MIN_BYTES
+                    and len(types) == 1 and types[0] in _PLAIN_DTYPES):
+                _, _, r_begin, r_start, r_end = raws[0]
+                tensor = data[start:r_begin] + data[r_end:end]
+                graph_parts += [data[last:begin], b"\x2a", _encode_varint(len(tensor)), tensor]
+                removed.append((index, r_start, r_end - r_start))
+                last = end
+            index += 1
+        if not removed:
+            return None
+        graph = b"".join(graph_parts + [data[last:g_end]])
+        return data[:g_begin] + b"\x3a" + _encode_varint(len(graph)) + graph + data[g_end:], removed
+    except ValueError:
+        return None
 
 
 def read_model(path: str) -> OnnxModel:
@@ -46,9 +134,11 @@ def read_model(path: str) -> OnnxModel:
             data = f.read()
     except OSError as err:
         raise FrontendError(f"cannot read: {err.strerror}", file=path) from None
+    # Large weights stay in ``data``: the parser would copy them, and reading ``raw_data`` would copy them again.
+    stripped = _strip_large_raw_data(data) if len(data) >= INLINE_MIN_BYTES else None
     model = onnx.ModelProto()
     try:
-        model.ParseFromString(data)
+        model.ParseFromString(stripped[0] if stripped else data)
     except (DecodeError, RuntimeError, ValueError) as err:
         raise FrontendError(f"not a valid ONNX protobuf ({err})", file=path) from None
     except RecursionError:
@@ -63,10 +153,23 @@ def read_model(path: str) -> OnnxModel:
         opset = 1 if not model.opset_import else 0
         if opset == 0:
             raise FrontendError("the model imports no version of the default ONNX domain", file=path)
+    inline = None
+    if stripped:
+        import secrets
+
+        token = f"\0nnkiln-inline-{secrets.token_hex(8)}"  # cannot be a file name, nor guessed by a model
+        inits = model.graph.initializer
+        for index, offset, length in stripped[1]:
+            t = inits[index]
+            t.data_location = onnx.TensorProto.EXTERNAL
+            for key, value in (("location", token), ("offset", str(offset)), ("length", str(length))):
+                entry = t.external_data.add()
+                entry.key, entry.value = key, value
+        inline = (token, data)
     check_graph_structure(model.graph, path)
     from nnkiln.frontends.onnx.contrib_microsoft import expand_microsoft_quant_ops
 
-    return OnnxModel(expand_microsoft_quant_ops(model, path, opset), path, opset)
+    return OnnxModel(expand_microsoft_quant_ops(model, path, opset), path, opset, inline)
 
 
 def check_graph_structure(graph, path: str, outer: set[str] | None = None) -> None:  # noqa: ANN001
@@ -147,8 +250,9 @@ def _with_external_data(tensor, path: str, where: str, count: int):  # noqa: ANN
     return copy
 
 
-def tensor_to_numpy(tensor, path: str, node: str = "") -> np.ndarray:  # noqa: ANN001
-    """An initializer or Constant value as numpy, after checking its declared shape and byte size."""
+def tensor_to_numpy(tensor, path: str, node: str = "", inline: tuple[str, bytes] | None = None) -> np.ndarray:  # noqa: ANN001
+    """An initializer or Constant value as numpy, after checking its declared shape and byte size; ``inline`` is
+    the ``OnnxModel``'s (a large initializer's bytes left in the file bytes are read from there, no copy)."""
     import onnx
     from onnx import numpy_helper
 
@@ -160,6 +264,14 @@ def tensor_to_numpy(tensor, path: str, node: str = "") -> np.ndarray:  # noqa: A
     if count > MAX_ELEMENTS:
         raise FrontendError(f"tensor '{tensor.name}' declares {count} elements (limit {MAX_ELEMENTS})", file=path, node=where)
     if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        info = {e.key: e.value for e in tensor.external_data}
+        plain = _PLAIN_DTYPES.get(tensor.data_type)
+        if inline is not None and info.get("location") == inline[0] and plain is not None:
+            offset, length = int(info["offset"]), int(info["length"])
+            if length != count * plain.itemsize:
+                raise FrontendError(f"tensor '{tensor.name}' holds {length} bytes but its shape {dims} needs "
+                                    f"{count * plain.itemsize}", file=path, node=where)
+            return np.frombuffer(inline[1], dtype=plain, count=count, offset=offset).reshape(dims)
         tensor = _with_external_data(tensor, path, where, count)
     if tensor.HasField("raw_data"):
         try:

@@ -100,7 +100,7 @@ def _lower_graph_body(ctx: NodeContext, graph: Any) -> list[TensorValue]:
 
     imp = ctx.importer
     for t in graph.initializer:
-        imp.values[t.name] = TensorValue.constant(tensor_to_numpy(t, imp.file))
+        imp.values[t.name] = TensorValue.constant(tensor_to_numpy(t, imp.file, inline=imp.model.inline))
     imp.lower_nodes(graph.node, LOWERINGS)
     outs = []
     for o in graph.output:

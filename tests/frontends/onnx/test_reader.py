@@ -1,0 +1,85 @@
+"""The ONNX reader: large initializers are read from the file's bytes without going through the protobuf
+parser (``_strip_large_raw_data``); values, errors and hostile inputs behave as with the plain parser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import nnkiln
+from nnkiln.errors import FrontendError
+from nnkiln.frontends.onnx.reader import INLINE_MIN_BYTES, read_model, tensor_to_numpy
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def _model(tmp_path: Path) -> tuple[str, dict[str, np.ndarray]]:
+    """y = (x @ W + b) + cast(idx_table[0, :256]): a large float weight, a small bias, a large int64 table."""
+    rng = np.random.default_rng(0)
+    inits = {"W": rng.standard_normal((256, 256)).astype(np.float32),      # 256 KiB: read from the file bytes
+             "b": rng.standard_normal(256).astype(np.float32),             # 1 KiB: parsed as usual
+             "table": rng.integers(-5, 5, (64, 256)).astype(np.int64)}     # 128 KiB int64
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["xw"]), helper.make_node("Add", ["xw", "b"], ["s"]),
+             helper.make_node("Gather", ["table", "zero"], ["row"], axis=0),
+             helper.make_node("Cast", ["row"], ["rowf"], to=TensorProto.FLOAT),
+             helper.make_node("Add", ["s", "rowf"], ["y"])]
+    zero = numpy_helper.from_array(np.array(0, np.int64), "zero")
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 256])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 256])],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()] + [zero])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 10
+    path = tmp_path / "m.onnx"
+    path.write_bytes(m.SerializeToString())
+    return str(path), inits
+
+
+def test_large_initializers_are_read_from_the_file_bytes(tmp_path: Path) -> None:
+    path, inits = _model(tmp_path)
+    model = read_model(path)
+    assert model.inline is not None
+    by_name = {t.name: t for t in model.proto.graph.initializer}
+    assert by_name["W"].data_location == TensorProto.EXTERNAL and not by_name["W"].HasField("raw_data")
+    assert by_name["b"].HasField("raw_data")  # small: parsed as usual
+    for name, want in inits.items():
+        got = tensor_to_numpy(by_name[name], path, inline=model.inline)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    x = np.random.default_rng(1).standard_normal((4, 256)).astype(np.float32)
+    want = ort.InferenceSession(path).run(None, {"x": x})[0]
+    module = nnkiln.load(path)
+    np.testing.assert_allclose(nnkiln.reference.run(module, {"x": x})["y"], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(nnkiln.compile(module).run({"x": x})["y"], want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_model_cannot_point_into_the_file_bytes_itself(tmp_path: Path) -> None:
+    """Only the reader's own per-read token reads from the file bytes; a model naming such a location is
+    rejected like any other non-file location."""
+    t = numpy_helper.from_array(np.zeros(4, np.float32), "w")
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "\0nnkiln-inline-0000000000000000"), ("offset", "0"), ("length", "16")):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [t])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "m.onnx"
+    path.write_bytes(m.SerializeToString())
+    with pytest.raises(FrontendError, match="location must be a relative file name"):
+        nnkiln.load(str(path))
+
+
+@pytest.mark.parametrize("cut", [0.5, 0.9, 0.999])
+def test_truncated_files_are_invalid_protobufs(tmp_path: Path, cut: float) -> None:
+    path, _ = _model(tmp_path)
+    data = Path(path).read_bytes()
+    assert len(data) > 2 * INLINE_MIN_BYTES
+    Path(path).write_bytes(data[: int(len(data) * cut)])
+    with pytest.raises(FrontendError, match="not a valid ONNX protobuf|holds no ONNX graph"):
+        nnkiln.load(path)
