@@ -308,10 +308,25 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
     if sorted(perms) != list(range(len(xs))) or ob[0].shape != tuple(xs[p] for p in perms):
         return None
 
+    last = ob[0].shape[-1] if ob[0].shape else 0
+    if 1 < last <= _NARROW_LAST and perms[-1] != len(xs) - 1:
+        # A narrow innermost output axis taken from an outer input axis (NCHW → NHWC with C = 3): numpy's
+        # strided copy walks the input with a large stride for every element; one contiguous slab per
+        # output channel is ~7x faster (measured 66 vs 487 us for 1x3x224x224).
+        def narrow(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+            src, dst = ins[0].transpose(perms), outs[0]
+            for k in range(last):
+                np.copyto(dst[..., k], src[..., k])
+
+        return narrow
+
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
         np.copyto(outs[0], ins[0].transpose(perms))
 
     return run
+
+
+_NARROW_LAST = 8
 
 
 def _plain(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc],

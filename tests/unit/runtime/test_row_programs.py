@@ -400,6 +400,19 @@ def test_gather_and_transpose_fast_paths() -> None:
         exe.run({"v": values, "i": bad})
 
 
+@pytest.mark.parametrize("shape,perms", [((1, 3, 9, 11), (0, 2, 3, 1)), ((2, 5, 7), (1, 2, 0)),
+                                         ((4, 6, 2, 3), (3, 0, 2, 1)), ((3, 8, 5), (0, 2, 1)), ((2, 9, 4), (1, 0, 2))])
+def test_transposes_with_a_narrow_innermost_output_axis(shape, perms) -> None:  # noqa: ANN001
+    """Per-channel copies (narrow last output axis from an outer input axis) equal numpy's transpose."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    b = BlobBuilder()
+    xi = b.add_io("x", F, shape, output=False)
+    out = b.add_io("out", F, tuple(shape[p] for p in perms), output=True)
+    b.add_task("tosa.transpose", [xi], [out], attrs={"perms": perms})
+    got = load_blob(encode(b.finish())).run({"x": x})["out"]
+    np.testing.assert_array_equal(got, x.transpose(perms))  # TRANSPOSE: output[i] = input[perms-permuted i]
+
+
 def test_gemm_post_ops_move_into_the_next_group(path) -> None:  # noqa: ANN001
     """matmul + bias + residual, then layer norm: the GEMM runs alone, its post-ops start the group."""
     x = RNG.standard_normal((1, 12, 16)).astype(np.float32)
