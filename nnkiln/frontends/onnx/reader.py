@@ -10,6 +10,7 @@ value name).
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import dataclass
 
@@ -24,13 +25,13 @@ MAX_RANK = 16
 
 @dataclass
 class OnnxModel:
-    """A parsed ONNX model with its default-domain opset; ``inline`` = (token, file bytes) when the raw data of
-    large initializers was left in the file bytes (``_strip_large_raw_data``)."""
+    """A parsed ONNX model with its default-domain opset; ``inline`` = (token, file offset → bytes) for the large
+    initializers read apart from the protobuf (``_strip_large_raw_data``)."""
 
     proto: object  # onnx.ModelProto
     path: str
     opset: int
-    inline: tuple[str, bytes] | None = None
+    inline: tuple[str, dict[int, bytes]] | None = None
 
 
 INLINE_MIN_BYTES = 1 << 16
@@ -85,7 +86,7 @@ def _fields(buf: bytes, start: int, end: int):  # noqa: ANN202
         yield field, wire, begin, payload, pos
 
 
-def _strip_large_raw_data(data: bytes) -> tuple[bytes, list[tuple[int, int, int]]] | None:
+def _strip_large_raw_data(data: bytes | mmap.mmap) -> tuple[bytes, list[tuple[int, int, int]]] | None:
     """The model bytes without the ``raw_data`` of top-level initializers of at least ``INLINE_MIN_BYTES``, and
     (initializer index, offset, length) of each removed field in ``data``; None when there is nothing to strip
     or the bytes are not in the plain layout this expects (then the protobuf parser judges them)."""
@@ -129,16 +130,27 @@ def read_model(path: str) -> OnnxModel:
         raise FrontendError(f"cannot read: {err.strerror}", file=path) from None
     if size > MAX_FILE_BYTES:
         raise FrontendError(f"file of {size} bytes is larger than the {MAX_FILE_BYTES}-byte limit", file=path)
+    # Large weights are not given to the protobuf parser (it would copy them, and every read of ``raw_data``
+    # copies them again): the file is mapped, the model is parsed without them, and each one is read once into
+    # a ``bytes`` object of its own, which the constants then share (no further copy).
+    chunks: dict[int, bytes] = {}
     try:
         with open(path, "rb") as f:
-            data = f.read()
-    except OSError as err:
-        raise FrontendError(f"cannot read: {err.strerror}", file=path) from None
-    # Large weights stay in ``data``: the parser would copy them, and reading ``raw_data`` would copy them again.
-    stripped = _strip_large_raw_data(data) if len(data) >= INLINE_MIN_BYTES else None
+            if size < INLINE_MIN_BYTES:
+                data, stripped = f.read(), None
+            else:
+                with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                    stripped = _strip_large_raw_data(mm)
+                    if stripped is None:
+                        data = mm[:]
+                    else:
+                        data = stripped[0]
+                        chunks = {offset: mm[offset:offset + length] for _, offset, length in stripped[1]}
+    except (OSError, ValueError) as err:
+        raise FrontendError(f"cannot read: {getattr(err, 'strerror', None) or err}", file=path) from None
     model = onnx.ModelProto()
     try:
-        model.ParseFromString(stripped[0] if stripped else data)
+        model.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as err:
         raise FrontendError(f"not a valid ONNX protobuf ({err})", file=path) from None
     except RecursionError:
@@ -165,7 +177,7 @@ def read_model(path: str) -> OnnxModel:
             for key, value in (("location", token), ("offset", str(offset)), ("length", str(length))):
                 entry = t.external_data.add()
                 entry.key, entry.value = key, value
-        inline = (token, data)
+        inline = (token, chunks)
     check_graph_structure(model.graph, path)
     from nnkiln.frontends.onnx.contrib_microsoft import expand_microsoft_quant_ops
 
@@ -250,9 +262,9 @@ def _with_external_data(tensor, path: str, where: str, count: int):  # noqa: ANN
     return copy
 
 
-def tensor_to_numpy(tensor, path: str, node: str = "", inline: tuple[str, bytes] | None = None) -> np.ndarray:  # noqa: ANN001
+def tensor_to_numpy(tensor, path: str, node: str = "", inline: tuple[str, dict[int, bytes]] | None = None) -> np.ndarray:  # noqa: ANN001
     """An initializer or Constant value as numpy, after checking its declared shape and byte size; ``inline`` is
-    the ``OnnxModel``'s (a large initializer's bytes left in the file bytes are read from there, no copy)."""
+    the ``OnnxModel``'s (the bytes of a large initializer read apart, viewed without a copy)."""
     import onnx
     from onnx import numpy_helper
 
@@ -267,11 +279,11 @@ def tensor_to_numpy(tensor, path: str, node: str = "", inline: tuple[str, bytes]
         info = {e.key: e.value for e in tensor.external_data}
         plain = _PLAIN_DTYPES.get(tensor.data_type)
         if inline is not None and info.get("location") == inline[0] and plain is not None:
-            offset, length = int(info["offset"]), int(info["length"])
-            if length != count * plain.itemsize:
-                raise FrontendError(f"tensor '{tensor.name}' holds {length} bytes but its shape {dims} needs "
+            raw = inline[1][int(info["offset"])]
+            if len(raw) != count * plain.itemsize:
+                raise FrontendError(f"tensor '{tensor.name}' holds {len(raw)} bytes but its shape {dims} needs "
                                     f"{count * plain.itemsize}", file=path, node=where)
-            return np.frombuffer(inline[1], dtype=plain, count=count, offset=offset).reshape(dims)
+            return np.frombuffer(raw, dtype=plain).reshape(dims)
         tensor = _with_external_data(tensor, path, where, count)
     if tensor.HasField("raw_data"):
         try:
