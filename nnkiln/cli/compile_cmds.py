@@ -41,7 +41,8 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="output blob (.kiln), or '-' with --emit rt")
     p.add_argument("--target", default="cpu")
     p.add_argument("--pipeline", default="default")
-    p.add_argument("--threads", type=int, default=None, help="number of cpu executors (default: cpu count)")
+    p.add_argument("--threads", type=int, default=None, help="number of cpu executor queues (default: one queue whose "
+                   "kernels use every core)")
     p.add_argument("--shape", action="append", default=[], help="bind input dims: name=1,3,224,224")
     p.add_argument("--print-ir-after-all", action="store_true")
     p.add_argument("--timing", action="store_true", help="print the time of each pass")

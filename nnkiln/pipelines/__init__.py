@@ -4,7 +4,8 @@
   no fusion, no constant folding. The baseline the optimised pipeline is checked against.
 - ``default``: canonicalize, fold constants, propagate transposes through layout-agnostic ops and
   cancel the pairs that meet, fold per-channel constant add/mul into convolutions, then bufferize, fuse post-ops,
-  schedule on all the target's compute executors, plan memory and assign physical barriers.
+  schedule on the target's compute executors (one instance when its kernels are threaded themselves, the cpu
+  default; every instance when ``threads`` was given), plan memory and assign physical barriers.
 
 ``pipeline(name, target)`` returns fresh pass instances; ``describe(name)`` prints the pass list
 (mlir-opt pipeline syntax, one pass per line).
@@ -54,7 +55,8 @@ def _default(target: Target) -> list[ModulePass]:
     from nnkiln.transforms.tosa.fold_constants import FoldConstants
     from nnkiln.transforms.tosa.propagate_transposes import PropagateTransposes
 
-    threads = target.compute_executors()[0].count
+    ex = target.compute_executors()[0]
+    threads = 1 if ex.threaded_kernels else ex.count  # intra-op threads beat queues on chains (see targets)
     return [
         Canonicalize(),
         FoldConstants(),
