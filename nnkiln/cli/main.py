@@ -378,6 +378,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RecursionError:
         sys.stderr.write("error: input nested too deeply\n")
         return 1
+    except MemoryError:
+        sys.stderr.write("error: out of memory (the model or its data needs more memory than this process may use)\n")
+        return 1
     except Exception as err:  # a bug: say so, briefly
         if os.environ.get("NNKILN_DEBUG"):
             traceback.print_exc()

@@ -37,6 +37,20 @@ MAX_ELEMENTS = 1 << 32
 (e.g. a pooling window of 10^9 padded around the input) and would exhaust memory when run."""
 
 
+def too_large(shape: Sequence[int], itemsize: int = 4) -> str | None:
+    """Why a tensor of ``shape`` is refused ("a tensor of shape [...]: <reason>": more than ``MAX_ELEMENTS``
+    elements, or more bytes than half the machine's memory), or None."""
+    from nnkiln.targets import HOST_MEMORY
+
+    count = int(np.prod(shape, dtype=np.float64)) if len(shape) else 1
+    if count > MAX_ELEMENTS:
+        return f"a tensor of shape {list(shape)}: more than 2^32 elements, refused as absurdly large"
+    if count * itemsize > HOST_MEMORY.size // 2:
+        return (f"a tensor of shape {list(shape)}: {count * itemsize} bytes, more than half of this machine's "
+                f"{HOST_MEMORY.size} bytes of memory")
+    return None
+
+
 def _sample(raw: bytes) -> bytes:
     """A few kilobytes that stand for ``raw`` in a hash key: all of it if small, else its length,
     both ends and an evenly strided sample."""
@@ -85,10 +99,9 @@ class GraphBuilder:
             err.op_name = err.op_name or op_cls.name
             raise self.error(f"cannot build {op_cls.name}: {err.describe()}") from None
         for r in op.results:
-            shape = r.type.get_shape() if isinstance(r.type, TensorType) else ()
-            if int(np.prod(shape, dtype=np.float64)) > MAX_ELEMENTS:
-                raise self.error(f"{op_cls.name} would produce a tensor of shape {list(shape)}, more than 2^32 "
-                                 "elements: refused as absurdly large")
+            why = too_large(r.type.get_shape()) if isinstance(r.type, TensorType) else None
+            if why is not None:
+                raise self.error(f"{op_cls.name} would produce {why}")
         op.location = source_loc(self.file, self.node)
         self.builder.insert(op)
         return op

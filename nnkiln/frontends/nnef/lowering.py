@@ -45,7 +45,7 @@ from xdsl.ir import SSAValue
 from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
 from nnkiln.frontends.common.arith import etype, shape_of
 from nnkiln.frontends.common.broadcast import reshape
-from nnkiln.frontends.common.graph import GraphBuilder
+from nnkiln.frontends.common.graph import GraphBuilder, too_large
 from nnkiln.frontends.nnef.ast import Prim
 from nnkiln.frontends.nnef.expand import FlatGraph, FlatOp, TensorRef
 from nnkiln.ir.diagnostics import source_loc
@@ -231,6 +231,9 @@ def _constant(lw: Lowerer, op: FlatOp) -> None:
     shape = [int(s) for s in op.attribs["shape"]]  # type: ignore[union-attr]
     value = list(op.attribs["value"])  # type: ignore[arg-type]
     dt = NP_DTYPE[op.dtype or Prim.SCALAR]
+    why = too_large(shape, np.dtype(dt).itemsize)
+    if why is not None:
+        raise lw.error(f"constant of {why}")
     arr = np.asarray(value, dtype=dt)
     arr = np.full(shape, arr[0], dtype=dt) if arr.size == 1 else arr.reshape(shape)
     lw.out(op, arr)

@@ -94,13 +94,18 @@ def test_lying_dat_files_raise_only_nnef_errors() -> None:
             assert err.file == "fuzz.dat"
 
 
-def test_windows_that_would_pad_to_absurd_sizes_are_refused_at_import(tmp_path) -> None:  # noqa: ANN001
-    """A valid document whose 'same' padding of a 10^9 window would need a ~10^11-element tensor: refused when
+def test_absurdly_large_tensors_are_refused_at_import(tmp_path) -> None:  # noqa: ANN001
+    """Valid documents whose "same" padding of a 10^9 window, or whose constant, would need a ~10^10-element tensor: refused when
     imported, naming the op, instead of exhausting memory when run."""
     import nnkiln
 
     (tmp_path / "graph.nnef").write_text(
         "version 1.0;\ngraph g(x) -> (y) { x = external(shape = [1, 8, 3, 3]);"
         " y = max_pool(x, size = [1000000000, 1, 3, 3], border = 'ignore'); }\n")
-    with pytest.raises(NnefError, match=r"'max_pool': tosa.pad would produce a tensor of shape \[1000000000, 8, 5, 5\], more than 2\^32"):
+    with pytest.raises(NnefError, match=r"'max_pool': tosa.pad would produce a tensor of shape \[1000000000, 8, 5, 5\]: more than 2\^32"):
         nnkiln.load(str(tmp_path))
+    (tmp_path / "graph.nnef").write_text(
+        "version 1.0;\ngraph g(x) -> (y) { x = external(shape = [1]); y = constant(shape = [100000, 100000], value = [1.0]); }\n")
+    with pytest.raises(NnefError, match=r"constant of a tensor of shape \[100000, 100000\]: more than 2\^32 elements"):
+        nnkiln.load(str(tmp_path))
+
