@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -588,8 +589,10 @@ def _slice(lw: Lowerer, op: FlatOp) -> None:
 # matmul, linear
 
 
-def _matmul(lw: Lowerer, a: Val, b: Val, ta: bool, tb: bool, out_shape: Sequence[int]) -> SSAValue:
-    """C = A'·B' with broadcast batch dimensions, as TOSA MATMUL on [N, H, C] x [N, C, W]."""
+def _matmul(lw: Lowerer, a: Val, b: Val, ta: bool, tb: bool, out_shape: Sequence[int], out_et: Any = None,
+            a_zp: int = 0, b_zp: int = 0) -> SSAValue:
+    """C = A'·B' with broadcast batch dimensions, as TOSA MATMUL on [N, H, C] x [N, C, W] (``out_et`` and
+    the zero points for int8 operands: int32 results)."""
     from nnkiln.dialects.tosa.ops_data_layout import TileOp
     from nnkiln.dialects.tosa.ops_tensor import MatMulOp
     from nnkiln.frontends.common.layout import transpose
@@ -597,7 +600,6 @@ def _matmul(lw: Lowerer, a: Val, b: Val, ta: bool, tb: bool, out_shape: Sequence
     g = lw.g
     av, bv = lw.ssa(a, Prim.SCALAR), lw.ssa(b, Prim.SCALAR)
     r = len(out_shape)
-    sa, sb = shape_of(av), shape_of(bv)
     if ta:
         av = transpose(g, av, [*range(r - 2), r - 1, r - 2])
     if tb:
@@ -605,7 +607,6 @@ def _matmul(lw: Lowerer, a: Val, b: Val, ta: bool, tb: bool, out_shape: Sequence
             bv = lw.ssa(np.ascontiguousarray(np.swapaxes(b, -1, -2)), Prim.SCALAR)
         else:
             bv = transpose(g, bv, [*range(r - 2), r - 1, r - 2])
-    sa, sb = shape_of(av), shape_of(bv)
     batch = tuple(out_shape[:-2])
     n = math.prod(batch)
     for v_name in ("a", "b"):
@@ -618,7 +619,7 @@ def _matmul(lw: Lowerer, a: Val, b: Val, ta: bool, tb: bool, out_shape: Sequence
             av = v
         else:
             bv = v
-    y = g.value(MatMulOp, [av, bv], etype(av), A_zp=0, B_zp=0)
+    y = g.value(MatMulOp, [av, bv], out_et or etype(av), A_zp=a_zp, B_zp=b_zp)
     return reshape(g, y, out_shape)
 
 

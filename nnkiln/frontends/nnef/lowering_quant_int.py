@@ -351,6 +351,24 @@ def _linear(lw, op: FlatOp) -> bool:  # noqa: ANN001
     return True
 
 
+def _matmul(lw, op: FlatOp) -> bool:  # noqa: ANN001
+    """matmul of two quantized run-time tensors (quantized attention; TFLite BATCH_MATMUL): int8 MATMUL with
+    both zero points → int32 → RESCALE by ``s_A·s_B / s_C`` to the output's int8 code (as TFLite)."""
+    from nnkiln.frontends.nnef.lowering import _matmul as matmul
+
+    out = _act_params(lw, _out(op).name)
+    a, b = _int_input(lw, op.inputs["A"]), _int_input(lw, op.inputs["B"])
+    if out is None or a is None or b is None:
+        return False
+    ta, tb = bool(op.attribs.get("transposeA")), bool(op.attribs.get("transposeB"))
+    acc = matmul(lw, a.q, b.q, ta, tb, _out(op).shape, I32, a.z, b.z)  # type: ignore[arg-type]
+    try:
+        _finish(lw, op, acc, 0, a.s * b.s / out[0], False, out)
+    except cq.QuantError as err:
+        raise lw.error(str(err)) from None
+    return True
+
+
 def _out_or_in(lw, op: FlatOp, x: IntTensor) -> tuple[float, int] | None:  # noqa: ANN001
     name = _out(op).name
     if name in lw.quant:
@@ -543,7 +561,8 @@ def _movement_const(lw, op: FlatOp, x_ref: TensorRef) -> bool:  # noqa: ANN001
 
 
 PATTERNS: dict[str, Callable[[Any, FlatOp], bool]] = {
-    "variable": _variable, "conv": _conv, "linear": _linear, "relu": _relu_clamp, "clamp": _relu_clamp,
+    "variable": _variable, "conv": _conv, "linear": _linear, "matmul": _matmul, "relu": _relu_clamp,
+    "clamp": _relu_clamp,
     "max_pool": _pool, "avg_pool": _pool, "add": _add, "concat": _concat,
     **{k: _movement for k in _MOVE_ARG},
 }

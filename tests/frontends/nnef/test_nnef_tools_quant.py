@@ -146,6 +146,57 @@ def test_tflite_quantized_model_via_nnef_tools_within_one_lsb(tmp_path: Path, mo
         assert np.abs(codes - ref).max() <= max(1, np.abs(xnn - ref).max()), (codes, ref, xnn)
 
 
+ORACLE_AB = r"""
+import sys, numpy as np
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
+model, xin, out = sys.argv[1:4]
+data = np.load(xin)
+res = []
+for r in (OpResolverType.AUTO, OpResolverType.BUILTIN_REF):
+    it = Interpreter(model_path=model, experimental_op_resolver_type=r)
+    it.allocate_tensors()
+    for d in it.get_input_details():
+        it.set_tensor(d["index"], data[d["name"]])
+    it.invoke()
+    res.append(it.get_tensor(it.get_output_details()[0]["index"]))
+np.save(out, np.stack(res))
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_quantized_matmul_of_two_activations_runs_as_integers(tmp_path: Path, seed: int) -> None:
+    """TFLite BATCH_MATMUL of two int8 activations (quantized attention) → nnef-tools → int8 MATMUL with both
+    zero points + RESCALE; the codes agree with the TFLite interpreter within 1 LSB."""
+    import nnkiln
+    from nnkiln.frontends.nnef.loader import load_nnef
+
+    env = _nnef_env(tmp_path)
+    if env is None:
+        pytest.skip("nnef-tools cannot import flatbuffers (needed by its TFLite reader/writer)")
+    model = tmp_path / f"mm{seed}.tflite"
+    _run([str(PY_NNEF), str(BUILDER), str(model), str(seed), "matmul"], env, tmp_path)
+    info = json.loads(model.with_suffix(".json").read_text())
+    want = tmp_path / f"want{seed}.npy"
+    _run([str(PY_LITERT), "-c", ORACLE_AB, str(model), str(model.with_suffix(".npz")), str(want)], None, tmp_path)
+    folder = tmp_path / f"mm{seed}_nnef"
+    _run([str(PY_NNEF), "-m", "nnef_tools.convert", "--input-format", "tflite", "--output-format", "nnef",
+          "--input-model", str(model), "--output-model", str(folder)], env, tmp_path)
+    module = load_nnef(str(folder))
+    mms = [op for op in module.walk() if op.name == "tosa.matmul"]
+    assert len(mms) == 1 and [_element(o.type) for o in mms[0].operands] == ["i8", "i8"]
+    assert _element(mms[0].results[0].type) == "i32"
+    assert (mms[0].A_zp.value.data, mms[0].B_zp.value.data) == (info["a_zp"], info["b_zp"])
+    data = np.load(model.with_suffix(".npz"))
+    real = [(data[k].astype(np.float32) - np.float32(info[f"{k}_zp"])) * np.float32(info[f"{k}_scale"]) for k in "ab"]
+    feeds = dict(zip(nnkiln.reference.input_names(nnkiln.reference.entry_function(module)), real))
+    xnn, ref = (w.astype(np.float64) for w in np.load(want))
+    for got in (next(iter(nnkiln.reference.run(module, feeds).values())),
+                next(iter(nnkiln.compile(module).run(feeds).values()))):
+        codes = np.floor(np.asarray(got, np.float64) / np.float32(info["y_scale"]) + 0.5) + info["y_zp"]
+        assert np.abs(codes - xnn).max() <= 1, (codes, xnn)
+        assert np.abs(codes - ref).max() <= max(1, np.abs(xnn - ref).max()), (codes, ref)
+
+
 def test_onnx_qdq_is_not_converted_by_nnef_tools(tmp_path: Path) -> None:
     """Documents why the integer oracle is TFLite: nnef-tools rejects ONNX QDQ operators."""
     onnx = pytest.importorskip("onnx")
