@@ -52,8 +52,9 @@ LOGICAL_LEFT_SHIFT,    ✗ integer bit manipulation
 LOGICAL_RIGHT_SHIFT
 MATMUL                 ``matmul`` of rank-3 tensors (float, zero points 0) — exact up to summation order; int8
                        with a constant right operand of batch 1 (+ RESCALE): ``linear`` with a zero bias
-                       (quantized pattern); int8 of two run-time tensors ✗ (our reader has no exact integer
-                       matmul for it, so a quantized export would change results)
+                       (quantized pattern); int8 of two run-time tensors ✗ (the reader runs it as integers,
+                       but the writer's scale solver does not yet choose the two input scales so that their
+                       product reproduces the RESCALE: refused rather than written inexactly)
 MAX_POOL2D             ``max_pool(border = 'ignore')`` in NCHW — exact; int8: quantized pattern
 MAXIMUM, MINIMUM       ``max``/``min`` (float) — exact; int32 ✗ except inside the quantize pattern
 MUL                    ``mul`` (float, shift 0) — exact; integer ✗
