@@ -52,9 +52,8 @@ LOGICAL_LEFT_SHIFT,    ✗ integer bit manipulation
 LOGICAL_RIGHT_SHIFT
 MATMUL                 ``matmul`` of rank-3 tensors (float, zero points 0) — exact up to summation order; int8
                        with a constant right operand of batch 1 (+ RESCALE): ``linear`` with a zero bias
-                       (quantized pattern); int8 of two run-time tensors ✗ (the reader runs it as integers,
-                       but the writer's scale solver does not yet choose the two input scales so that their
-                       product reproduces the RESCALE: refused rather than written inexactly)
+                       (quantized pattern); int8 of two run-time tensors + RESCALE: ``matmul`` between
+                       quantized tensors, B's scale solved as ``s_C·t / s_A`` (quantized attention)
 MAX_POOL2D             ``max_pool(border = 'ignore')`` in NCHW — exact; int8: quantized pattern
 MAXIMUM, MINIMUM       ``max``/``min`` (float) — exact; int32 ✗ except inside the quantize pattern
 MUL                    ``mul`` (float, shift 0) — exact; integer ✗
@@ -89,7 +88,7 @@ Quantized graphs (``writer_quant``): int8 tosa made of the integer patterns our 
 fusions and the NNEF reader's integer path, both built from ``frontends.common.quant``) is written as float
 NNEF with ``graph.quant`` ``linear_quantize(min, max, bits = 8)`` entries, such that our reader rebuilds the
 same integer arithmetic: quantize (MUL/CLAMP/CAST/ADD/MAXIMUM/MINIMUM[/SUB]/CAST, int8 or uint8 codes),
-dequantize (CAST/SUB/CAST/MUL), CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED / MATMUL-with-constant + RESCALE
+dequantize (CAST/SUB/CAST/MUL), CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED / MATMUL (constant or run-time B) + RESCALE
 (+ CLAMP, per-tensor or per-channel), int8 MAX_POOL2D / AVG_POOL2D (zero points 0), the two-RESCALE ADD (a
 constant operand included), int8→int8 RESCALE, CLAMP, CONCAT at one quantization, and int8 data movement
 (TRANSPOSE / RESHAPE / IDENTITY / SLICE / TILE / REVERSE). Scales are solved from the RESCALE multipliers and the

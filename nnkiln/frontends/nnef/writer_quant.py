@@ -198,7 +198,13 @@ class QuantWriter:
 
         block = self.func.body.blocks[0]
         order: list[SSAValue] = []
+        derived: dict[SSAValue, tuple[SSAValue, SSAValue, float]] = {}  # B of A·B: (A, C, s_A·s_B / s_C)
         for op in block.ops:
+            if op in self.groups and self.groups[op][0] == "acc":  # keyed by its last op
+                gops = self.groups[op][1]
+                if gops[0].name == "tosa.matmul" and const_of(gops[0].operands[1]) is None:
+                    rq = next(o for o in gops if o.name == "tosa.rescale")
+                    derived[gops[0].operands[1]] = (gops[0].operands[0], gops[-1].results[0], tval(rq))
             for r in op.results:
                 if hasattr(r.type, "element_type") and kind(r) is Kind.I8 and const_of(r) is None:
                     order.append(r)
@@ -237,6 +243,9 @@ class QuantWriter:
         for v0, s0 in seeds:
             if v0 in self.target:
                 continue
+            a_c_t = derived.get(v0)
+            if a_c_t is not None and a_c_t[0] in self.target and a_c_t[1] in self.target:
+                s0 = self.target[a_c_t[1]] * a_c_t[2] / self.target[a_c_t[0]]  # s_B = s_C·t / s_A
             self.target[v0] = s0
             todo = [v0]
             while todo:
@@ -495,6 +504,9 @@ class QuantWriter:
             raise unsupported(op, "its input zero point differs from the input tensor's quantization")
         wv = op.operands[1]
         wc = const_of(wv)
+        if wc is None and op.name == "tosa.matmul":
+            self._matmul_runtime(ops, op, rescale, xq, (in_zp, out_zp, mult, shift, per_channel))
+            return
         if wc is None:
             raise unsupported(op, "an int8 weight computed at run time (the reader's integer patterns take constant "
                                   "weights)")
@@ -555,6 +567,26 @@ class QuantWriter:
             if ysh != list(shape_of(op.results[0]))[-2:]:
                 out = w.emit(f"reshape({out}, shape = {lit(ysh)})")
                 self.w.quant[out] = yq.entry()
+        self._clamp_tail(ops, out, y, yq)
+
+    def _matmul_runtime(self, ops: list[Operation], op: Operation, rescale: Operation, xq: QP, rp: tuple) -> None:
+        """int8 MATMUL of two run-time tensors + RESCALE → ``matmul`` between quantized tensors. The scale of B
+        was solved with the others (``s_B = s_C·t / s_A``, t the RESCALE's factor) so that the reader's
+        ``s_A·s_B / s_C`` gives back the RESCALE's multiplier and shift; checked here."""
+        _, out_zp, mult, shift, per_channel = rp
+        wv = op.operands[1]
+        bq = self.params(wv, op)
+        if per_channel or int(get(dict(op.properties.items()), "B_zp", 0) or 0) != bq.zp:  # type: ignore[arg-type]
+            raise unsupported(op, "its right operand's zero point differs from that tensor's quantization")
+        want = (mult[0], shift[0])
+        y = rescale.results[0]
+        base = xq.scale * bq.scale / (mult[0] * 2.0 ** -shift[0])
+        yq = self.out_qp(ops[-1].results[0], base, out_zp)
+        if _m_s(xq.scale * bq.scale / yq.scale) != want:
+            raise unsupported(rescale, f"the scales fixed by the graph give no multiplier {want[0]} / shift {want[1]} "
+                                       "for this matmul")
+        out = self.w.emit(f"matmul({self.w.name(op.operands[0])}, {self.w.name(wv)})")
+        self.w.quant[out] = yq.entry()
         self._clamp_tail(ops, out, y, yq)
 
     def weight_var(self, op: Operation, codes: np.ndarray, zp: int, qs: list[QP], oc: int) -> tuple[str, np.ndarray]:
