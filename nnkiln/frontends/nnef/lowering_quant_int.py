@@ -369,6 +369,25 @@ def _matmul(lw, op: FlatOp) -> bool:  # noqa: ANN001
     return True
 
 
+def _mul(lw, op: FlatOp) -> bool:  # noqa: ANN001
+    """mul of two quantized run-time tensors (TFLite int8 MUL): ``(a − z_a)·(b − z_b)`` in int32 (RESCALE by 1
+    removes each zero point; MUL with shift 0) → RESCALE by ``s_a·s_b / s_c`` to the output's int8 code."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp
+    from nnkiln.frontends.common.broadcast import equal_ranks
+
+    out = _act_params(lw, _out(op).name)
+    a, b = _int_input(lw, op.inputs["x"]), _int_input(lw, op.inputs["y"])
+    if out is None or a is None or b is None:
+        return False
+    try:
+        wide = [cq.rescale(lw.g, t.q, Kind.I32, input_zp=t.z, output_zp=0, scale=1.0) for t in (a, b)]  # type: ignore[arg-type]
+        prod = lw.g.value(MulOp, equal_ranks(lw.g, *wide), I32, shift=0)
+        _finish(lw, op, prod, 0, a.s * b.s / out[0], False, out)
+    except cq.QuantError as err:
+        raise lw.error(str(err)) from None
+    return True
+
+
 def _out_or_in(lw, op: FlatOp, x: IntTensor) -> tuple[float, int] | None:  # noqa: ANN001
     name = _out(op).name
     if name in lw.quant:
@@ -561,7 +580,7 @@ def _movement_const(lw, op: FlatOp, x_ref: TensorRef) -> bool:  # noqa: ANN001
 
 
 PATTERNS: dict[str, Callable[[Any, FlatOp], bool]] = {
-    "variable": _variable, "conv": _conv, "linear": _linear, "matmul": _matmul, "relu": _relu_clamp,
+    "variable": _variable, "conv": _conv, "linear": _linear, "matmul": _matmul, "mul": _mul, "relu": _relu_clamp,
     "clamp": _relu_clamp,
     "max_pool": _pool, "avg_pool": _pool, "add": _add, "concat": _concat,
     **{k: _movement for k in _MOVE_ARG},

@@ -56,7 +56,8 @@ MATMUL                 ``matmul`` of rank-3 tensors (float, zero points 0) — e
                        quantized tensors, B's scale solved as ``s_C·t / s_A`` (quantized attention)
 MAX_POOL2D             ``max_pool(border = 'ignore')`` in NCHW — exact; int8: quantized pattern
 MAXIMUM, MINIMUM       ``max``/``min`` (float) — exact; int32 ✗ except inside the quantize pattern
-MUL                    ``mul`` (float, shift 0) — exact; integer ✗
+MUL                    ``mul`` (float, shift 0) — exact; int32 product of two widened int8 tensors + RESCALE:
+                       ``mul`` between quantized tensors (quantized pattern); other integer MULs ✗
 NEGATE                 ``neg`` (float, zero points 0) — exact
 PAD                    ``box`` of size 1 with ``border = 'constant'`` (+ ``pad_const · (1 − box(ones))`` when
                        the constant is not 0) — exact for float; other element types ✗

@@ -153,7 +153,8 @@ class QuantWriter:
         for op in block.ops:
             if op in self.members or op in self.view_ops:
                 continue
-            chain = self._quantize_chain(op) or self._dequant_chain(op) or self._acc_chain(op) or self._add_chain(op)
+            chain = (self._quantize_chain(op) or self._dequant_chain(op) or self._acc_chain(op) or self._add_chain(op)
+                     or self._mul_chain(op))
             if chain:
                 self._group(*chain)
         for anchor, (k, ops) in self.groups.items():
@@ -205,6 +206,11 @@ class QuantWriter:
                 if gops[0].name == "tosa.matmul" and const_of(gops[0].operands[1]) is None:
                     rq = next(o for o in gops if o.name == "tosa.rescale")
                     derived[gops[0].operands[1]] = (gops[0].operands[0], gops[-1].results[0], tval(rq))
+            if op in self.groups and self.groups[op][0] == "mul":
+                gops = self.groups[op][1]
+                wide = [o for o in gops if o.name == "tosa.rescale" and kind(o.results[0]) is Kind.I32]
+                rq = next(o for o in gops if o.name == "tosa.rescale" and kind(o.results[0]) is Kind.I8)
+                derived[wide[1].operands[0]] = (wide[0].operands[0], gops[-1].results[0], tval(rq))
             for r in op.results:
                 if hasattr(r.type, "element_type") and kind(r) is Kind.I8 and const_of(r) is None:
                     order.append(r)
@@ -353,6 +359,23 @@ class QuantWriter:
             return None
         ops = [op]
         return ("acc", ops) if self._requant_tail(ops, op.results[0]) else None
+
+    def _mul_chain(self, op: Operation) -> tuple[str, list[Operation]] | None:
+        """int32 MUL of two int8 tensors widened by RESCALEs (zero points removed), then the requantization."""
+        if op.name != "tosa.mul" or kind(op.results[0]) is not Kind.I32:
+            return None
+        ops: list[Operation] = []
+        for v in op.operands:
+            src = v.owner
+            while _is(src, "tosa.reshape") and _single_user(src.results[0]) is not None:  # type: ignore[union-attr]
+                ops.append(src)  # type: ignore[arg-type]
+                src = src.operands[0].owner  # type: ignore[union-attr]
+            if not (_is(src, "tosa.rescale") and kind(src.operands[0]) is Kind.I8  # type: ignore[union-attr]
+                    and kind(src.results[0]) is Kind.I32 and _single_user(src.results[0]) is not None):  # type: ignore[union-attr]
+                return None
+            ops.append(src)  # type: ignore[arg-type]
+        ops.append(op)
+        return ("mul", ops) if self._requant_tail(ops, op.results[0]) else None
 
     def _add_chain(self, op: Operation) -> tuple[str, list[Operation]] | None:
         if op.name != "tosa.add" or kind(op.results[0]) is not Kind.I32:
@@ -588,6 +611,31 @@ class QuantWriter:
         out = self.w.emit(f"matmul({self.w.name(op.operands[0])}, {self.w.name(wv)})")
         self.w.quant[out] = yq.entry()
         self._clamp_tail(ops, out, y, yq)
+
+    def g_mul(self, ops: list[Operation]) -> None:
+        """int8 × int8 MUL (widened, zero points removed) + RESCALE → ``mul`` between quantized tensors, the
+        output's (or B's, see the scale solver) scale making the reader's ``s_a·s_b / s_c`` the RESCALE's."""
+        wide = [o for o in ops if o.name == "tosa.rescale" and kind(o.results[0]) is Kind.I32]
+        rq = next(o for o in ops if o.name == "tosa.rescale" and kind(o.results[0]) is Kind.I8)
+        qs = []
+        for wv in wide:
+            izp, ozp, m, sh, pc = _rescale_params(wv)
+            q = self.params(wv.operands[0], wv)
+            if ozp != 0 or pc or m[0] * 2.0 ** -sh[0] != 1.0 or q.zp != izp:
+                raise unsupported(wv, "a widening RESCALE that is not (x - zero point) of its tensor's quantization")
+            qs.append(q)
+        in_zp, out_zp, mult, shift, pc = _rescale_params(rq)
+        if in_zp != 0 or pc:
+            raise unsupported(rq, "a per-channel or offset requantization of an int8 product")
+        want = (mult[0], shift[0])
+        base = qs[0].scale * qs[1].scale / (mult[0] * 2.0 ** -shift[0])
+        yq = self.out_qp(ops[-1].results[0], base, out_zp)
+        if _m_s(qs[0].scale * qs[1].scale / yq.scale) != want:
+            raise unsupported(rq, f"the scales fixed by the graph give no multiplier {want[0]} / shift {want[1]} for "
+                                  "this product")
+        out = self.w.emit(f"mul({self.w.name(wide[0].operands[0])}, {self.w.name(wide[1].operands[0])})")
+        self.w.quant[out] = yq.entry()
+        self._clamp_tail(ops, out, rq.results[0], yq)
 
     def weight_var(self, op: Operation, codes: np.ndarray, zp: int, qs: list[QP], oc: int) -> tuple[str, np.ndarray]:
         """int8 ``codes`` (dimension 0 = output channels) as f32 grid values + their graph.quant entry."""

@@ -163,29 +163,35 @@ np.save(out, np.stack(res))
 """
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_quantized_matmul_of_two_activations_runs_as_integers(tmp_path: Path, seed: int) -> None:
-    """TFLite BATCH_MATMUL of two int8 activations (quantized attention) → nnef-tools → int8 MATMUL with both
-    zero points + RESCALE; the codes agree with the TFLite interpreter within 1 LSB."""
+@pytest.mark.parametrize("kind, seed", [("matmul", 1), ("matmul", 2), ("matmul", 3), ("mul", 1), ("mul", 2)])
+def test_quantized_matmul_and_mul_of_two_activations_run_as_integers(tmp_path: Path, kind: str, seed: int) -> None:
+    """TFLite BATCH_MATMUL (quantized attention) / MUL of two int8 activations → nnef-tools → int8 MATMUL with
+    both zero points / int32 MUL of the zero-point-free values, + RESCALE; the codes agree with the TFLite
+    interpreter within 1 LSB; both survive NNEF → ours → NNEF bit for bit."""
     import nnkiln
     from nnkiln.frontends.nnef.loader import load_nnef
 
     env = _nnef_env(tmp_path)
     if env is None:
         pytest.skip("nnef-tools cannot import flatbuffers (needed by its TFLite reader/writer)")
-    model = tmp_path / f"mm{seed}.tflite"
-    _run([str(PY_NNEF), str(BUILDER), str(model), str(seed), "matmul"], env, tmp_path)
+    model = tmp_path / f"{kind}{seed}.tflite"
+    _run([str(PY_NNEF), str(BUILDER), str(model), str(seed), kind], env, tmp_path)
     info = json.loads(model.with_suffix(".json").read_text())
     want = tmp_path / f"want{seed}.npy"
     _run([str(PY_LITERT), "-c", ORACLE_AB, str(model), str(model.with_suffix(".npz")), str(want)], None, tmp_path)
-    folder = tmp_path / f"mm{seed}_nnef"
+    folder = tmp_path / f"{kind}{seed}_nnef"
     _run([str(PY_NNEF), "-m", "nnef_tools.convert", "--input-format", "tflite", "--output-format", "nnef",
           "--input-model", str(model), "--output-model", str(folder)], env, tmp_path)
     module = load_nnef(str(folder))
-    mms = [op for op in module.walk() if op.name == "tosa.matmul"]
-    assert len(mms) == 1 and [_element(o.type) for o in mms[0].operands] == ["i8", "i8"]
-    assert _element(mms[0].results[0].type) == "i32"
-    assert (mms[0].A_zp.value.data, mms[0].B_zp.value.data) == (info["a_zp"], info["b_zp"])
+    if kind == "matmul":
+        mms = [op for op in module.walk() if op.name == "tosa.matmul"]
+        assert len(mms) == 1 and [_element(o.type) for o in mms[0].operands] == ["i8", "i8"]
+        assert _element(mms[0].results[0].type) == "i32"
+        assert (mms[0].A_zp.value.data, mms[0].B_zp.value.data) == (info["a_zp"], info["b_zp"])
+    else:
+        # the product is one int32 MUL (the other MULs are the float quantize / dequantize of the graph's I/O)
+        muls = [op for op in module.walk() if op.name == "tosa.mul" and _element(op.results[0].type) != "f32"]
+        assert len(muls) == 1 and [_element(o.type) for o in muls[0].operands] == ["i32", "i32"]
     data = np.load(model.with_suffix(".npz"))
     real = [(data[k].astype(np.float32) - np.float32(info[f"{k}_zp"])) * np.float32(info[f"{k}_scale"]) for k in "ab"]
     feeds = dict(zip(nnkiln.reference.input_names(nnkiln.reference.entry_function(module)), real))
@@ -195,13 +201,14 @@ def test_quantized_matmul_of_two_activations_runs_as_integers(tmp_path: Path, se
         codes = np.floor(np.asarray(got, np.float64) / np.float32(info["y_scale"]) + 0.5) + info["y_zp"]
         assert np.abs(codes - xnn).max() <= 1, (codes, xnn)
         assert np.abs(codes - ref).max() <= max(1, np.abs(xnn - ref).max()), (codes, ref)
-    # NNEF -> ours -> NNEF: the writer solves the scales so that the reader rebuilds the same integer matmul
+    # NNEF -> ours -> NNEF: the writer solves the scales so that the reader rebuilds the same integer op
     from nnkiln.frontends.nnef.writer import write_nnef
 
     write_nnef(module, str(tmp_path / "again"))
     again = load_nnef(str(tmp_path / "again"))
-    mm2 = [op for op in again.walk() if op.name == "tosa.matmul"]
-    assert len(mm2) == 1 and [_element(o.type) for o in mm2[0].operands] == ["i8", "i8"]
+    name, operand = ("tosa.matmul", "i8") if kind == "matmul" else ("tosa.mul", "i32")
+    ints = [op for op in again.walk() if op.name == name and _element(op.results[0].type) == "i32"]
+    assert len(ints) == 1 and [_element(o.type) for o in ints[0].operands] == [operand, operand]
     first = next(iter(nnkiln.reference.run(module, feeds).values()))
     second = next(iter(nnkiln.reference.run(again, dict(zip(nnkiln.reference.input_names(
         nnkiln.reference.entry_function(again)), real))).values()))

@@ -1,8 +1,9 @@
 """Build small int8 TFLite models with nnef-tools' TFLite writer (run by test_nnef_tools_quant.py under the
 .venv-nnef interpreter, with the ``flatbuffers`` package importable).
 
-Usage: ``python tflite_quant_builder.py OUT.tflite SEED [int8|uint8|matmul]``. ``matmul``: BATCH_MATMUL of two
-int8 run-time inputs a [2, 4, 8] and b [2, 8, 5] (quantized attention), writing OUT.npz with both inputs. int8: weights are random int8 codes
+Usage: ``python tflite_quant_builder.py OUT.tflite SEED [int8|uint8|matmul|mul]``. ``matmul`` / ``mul``:
+BATCH_MATMUL of int8 run-time inputs a [2, 4, 8] and b [2, 8, 5] (quantized attention) / MUL of a [2, 4, 8] and
+b [2, 1, 8], writing OUT.npz with both inputs. int8: weights are random int8 codes
 (per-channel, zero point 0, for CONV_2D; per-tensor elsewhere); uint8 (the older TFLite scheme): every
 tensor uint8 with per-tensor zero points, weights included; biases int32 at ``s_in·s_w``; activation scales/zero points are calibrated
 on a float forward pass of a random input (numpy, here) so that outputs use the int8 range. The model:
@@ -137,21 +138,26 @@ def build(path: str, seed: int) -> dict:
     return {"x_scale": xs, "x_zp": xz, "y_scale": ys, "y_zp": yz}
 
 
-def build_matmul(path: str, seed: int) -> dict:
-    """BATCH_MATMUL(a, b) of two int8 activations; the output range is calibrated on the float product."""
+def build_matmul(path: str, seed: int, op: str = "BATCH_MATMUL") -> dict:
+    """BATCH_MATMUL(a [2,4,8], b [2,8,5]) or MUL(a [2,4,8], b [2,1,8]) of two int8 activations; the output range
+    is calibrated on the float result."""
     rng = np.random.default_rng(seed)
     g = Graph("quant_matmul")
     quant = lambda s, z: {"scale": s, "zero_point": z, "min": None, "max": None}  # noqa: E731
     a_s, a_z, b_s, b_z = 0.05, int(rng.integers(-10, 10)), 0.04, int(rng.integers(-10, 10))
     a = rng.integers(-128, 128, (2, 4, 8)).astype(np.int8)
-    b = rng.integers(-128, 128, (2, 8, 5)).astype(np.int8)
-    real = ((a.astype(np.float64) - a_z) * a_s) @ ((b.astype(np.float64) - b_z) * b_s)
+    b = rng.integers(-128, 128, (2, 8, 5) if op == "BATCH_MATMUL" else (2, 1, 8)).astype(np.int8)
+    ra, rb = (a.astype(np.float64) - a_z) * a_s, (b.astype(np.float64) - b_z) * b_s
+    real = ra @ rb if op == "BATCH_MATMUL" else ra * rb
     ys, yz = _qparams(real.min(), real.max())
     ta = Tensor(g, name="a", shape=a.shape, dtype=np.int8, quant=quant(a_s, a_z))
     tb = Tensor(g, name="b", shape=b.shape, dtype=np.int8, quant=quant(b_s, b_z))
-    ty = Tensor(g, name="y", shape=(2, 4, 5), dtype=np.int8, quant=quant(ys, yz))
-    Operation(g, type="BATCH_MATMUL", inputs=(ta, tb), outputs=(ty,),
-              attribs={"adj_x": False, "adj_y": False, "asymmetric_quantize_inputs": False})
+    ty = Tensor(g, name="y", shape=real.shape, dtype=np.int8, quant=quant(ys, yz))
+    if op == "BATCH_MATMUL":
+        Operation(g, type="BATCH_MATMUL", inputs=(ta, tb), outputs=(ty,),
+                  attribs={"adj_x": False, "adj_y": False, "asymmetric_quantize_inputs": False})
+    else:
+        Operation(g, type="MUL", inputs=(ta, tb), outputs=(ty,), attribs={"fused_activation_function": "NONE"})
     g.inputs = (ta, tb)
     g.outputs = (ty,)
     Writer()(g, path)
@@ -162,7 +168,10 @@ def build_matmul(path: str, seed: int) -> dict:
 if __name__ == "__main__":
     out, seed = sys.argv[1], int(sys.argv[2])
     kind = sys.argv[3] if len(sys.argv) > 3 else "int8"
-    MODE = "int8" if kind == "matmul" else kind
-    info = build_matmul(out, seed) if kind == "matmul" else build(out, seed)
+    MODE = "int8" if kind in ("matmul", "mul") else kind
+    if kind in ("matmul", "mul"):
+        info = build_matmul(out, seed, "BATCH_MATMUL" if kind == "matmul" else "MUL")
+    else:
+        info = build(out, seed)
     with open(out.rsplit(".", 1)[0] + ".json", "w") as f:
         json.dump(info, f)
