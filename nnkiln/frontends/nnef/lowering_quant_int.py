@@ -388,6 +388,36 @@ def _mul(lw, op: FlatOp) -> bool:  # noqa: ANN001
     return True
 
 
+_TABLE_FNS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "tanh": np.tanh,
+}
+
+
+def table_codes(fn: str, s_in: float, z_in: int, s_out: float, z_out: int) -> np.ndarray:
+    """The int8 TABLE of ``fn`` (``sigmoid`` / ``tanh``) between two per-tensor quantizations (also used by the
+    writer to recognise such tables)."""
+    codes = np.arange(-128, 128, dtype=np.float64)
+    y = _TABLE_FNS[fn]((codes - z_in) * s_in)
+    return np.clip(np.floor(y / s_out + 0.5) + z_out, -128, 127).astype(np.int8)
+
+
+def _table(lw, op: FlatOp) -> bool:  # noqa: ANN001
+    """sigmoid / tanh of a quantized run-time tensor with a quantized result: int8 TABLE of the 256 codes,
+    ``q_out = clamp(round(f((q - z_in)·s_in) / s_out) + z_out)`` computed in float64 (TFLite's int8 LOGISTIC and
+    TANH kernels are such look-up tables, built in float: at most 1 LSB apart at rounding ties)."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import TableOp
+
+    out = _act_params(lw, _out(op).name)
+    x = _int_input(lw, op.inputs["x"])
+    if out is None or x is None:
+        return False
+    table = table_codes(op.name, x.s, x.z, out[0], out[1])
+    q = lw.g.value(TableOp, [x.q, _const(lw, table, I8)], I8)
+    _publish(lw, _out(op), IntTensor(q, np.array([out[0]]), np.array([out[1]])))
+    return True
+
+
 def _out_or_in(lw, op: FlatOp, x: IntTensor) -> tuple[float, int] | None:  # noqa: ANN001
     name = _out(op).name
     if name in lw.quant:
@@ -581,6 +611,7 @@ def _movement_const(lw, op: FlatOp, x_ref: TensorRef) -> bool:  # noqa: ANN001
 
 PATTERNS: dict[str, Callable[[Any, FlatOp], bool]] = {
     "variable": _variable, "conv": _conv, "linear": _linear, "matmul": _matmul, "mul": _mul, "relu": _relu_clamp,
+    "sigmoid": _table, "tanh": _table,
     "clamp": _relu_clamp,
     "max_pool": _pool, "avg_pool": _pool, "add": _add, "concat": _concat,
     **{k: _movement for k in _MOVE_ARG},

@@ -80,7 +80,8 @@ RESIZE                 float: ``nearest_upsample`` / ``nearest_downsample`` / ``
 REVERSE                ``concat`` of unit ``slice``s in reverse order (any element type) — exact
 SCATTER                ✗ no scatter in NNEF 1.0.3
 SELECT                 ``select`` (any element type) — exact
-TABLE                  ✗ look-up tables have no NNEF form
+TABLE                  int8 tables the reader builds for a quantized sigmoid / tanh (recomputed from the tensors'
+                       quantization and compared entry by entry): ``sigmoid`` / ``tanh``; other tables ✗
 TILE                   ``concat`` of copies (any element type) — exact
 TRANSPOSE_CONV2D       ``deconv`` in NCHW with weights ``[IC, OC, KH, KW]`` and ``output_shape`` — float only
 =====================  =========================================================================================

@@ -768,6 +768,27 @@ class QuantWriter:
         out = self.w._pool(op, p, "avg_pool", x=self.w.name(op.operands[0]))
         self.publish(op.results[0], out, q)
 
+    def i8_table(self, op: Operation) -> None:
+        """An int8 TABLE the reader builds for a quantized sigmoid / tanh: written as that op when recomputing
+        the table from the tensors' quantization gives it back exactly."""
+        from nnkiln.frontends.nnef.lowering_quant_int import table_codes
+
+        tab = const_of(op.operands[1])
+        xq = self.params(op.operands[0], op)
+        y = op.results[0]
+        if tab is None:
+            raise unsupported(op, "a look-up table computed at run time")
+        f = self.forced.get(y)
+        cands = [(fn, f[0], f[1]) for fn in ("sigmoid", "tanh")] if f is not None else \
+            [("sigmoid", 1.0 / 256, -128), ("tanh", 1.0 / 128, 0)]  # TFLite's int8 LOGISTIC / TANH outputs
+        for fn, s, z in cands:
+            q = self.out_qp(y, s, z)
+            if np.array_equal(table_codes(fn, xq.scale, xq.zp, q.scale, q.zp), np.asarray(tab).reshape(-1)):
+                self.publish(y, self.w.emit(f"{fn}({self.w.name(op.operands[0])})"), q)
+                return
+        raise unsupported(op, "a look-up table that is neither the sigmoid nor the tanh between its tensors' "
+                              "quantizations")
+
     def i8_clamp(self, op: Operation) -> None:
         q = self.params(op.operands[0], op)
         p = dict(op.properties.items())

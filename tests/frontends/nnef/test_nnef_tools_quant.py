@@ -163,11 +163,12 @@ np.save(out, np.stack(res))
 """
 
 
-@pytest.mark.parametrize("kind, seed", [("matmul", 1), ("matmul", 2), ("matmul", 3), ("mul", 1), ("mul", 2)])
-def test_quantized_matmul_and_mul_of_two_activations_run_as_integers(tmp_path: Path, kind: str, seed: int) -> None:
+@pytest.mark.parametrize("kind, seed", [("matmul", 1), ("matmul", 2), ("matmul", 3), ("mul", 1), ("mul", 2),
+                                        ("sigmoid", 1), ("tanh", 1)])
+def test_quantized_matmul_mul_sigmoid_tanh_run_as_integers(tmp_path: Path, kind: str, seed: int) -> None:
     """TFLite BATCH_MATMUL (quantized attention) / MUL of two int8 activations → nnef-tools → int8 MATMUL with
-    both zero points / int32 MUL of the zero-point-free values, + RESCALE; the codes agree with the TFLite
-    interpreter within 1 LSB; both survive NNEF → ours → NNEF bit for bit."""
+    both zero points / int32 MUL of the zero-point-free values, + RESCALE; LOGISTIC / TANH → an int8 TABLE.
+    The codes agree with the TFLite interpreter within 1 LSB and survive NNEF → ours → NNEF bit for bit."""
     import nnkiln
     from nnkiln.frontends.nnef.loader import load_nnef
 
@@ -188,12 +189,16 @@ def test_quantized_matmul_and_mul_of_two_activations_run_as_integers(tmp_path: P
         assert len(mms) == 1 and [_element(o.type) for o in mms[0].operands] == ["i8", "i8"]
         assert _element(mms[0].results[0].type) == "i32"
         assert (mms[0].A_zp.value.data, mms[0].B_zp.value.data) == (info["a_zp"], info["b_zp"])
-    else:
+    elif kind == "mul":
         # the product is one int32 MUL (the other MULs are the float quantize / dequantize of the graph's I/O)
         muls = [op for op in module.walk() if op.name == "tosa.mul" and _element(op.results[0].type) != "f32"]
         assert len(muls) == 1 and [_element(o.type) for o in muls[0].operands] == ["i32", "i32"]
+    else:
+        tables = [op for op in module.walk() if op.name == "tosa.table"]
+        assert len(tables) == 1 and _element(tables[0].operands[0].type) == "i8"
     data = np.load(model.with_suffix(".npz"))
-    real = [(data[k].astype(np.float32) - np.float32(info[f"{k}_zp"])) * np.float32(info[f"{k}_scale"]) for k in "ab"]
+    real = [(data[k].astype(np.float32) - np.float32(info[f"{k}_zp"])) * np.float32(info[f"{k}_scale"])
+            for k in sorted(data.files)]
     feeds = dict(zip(nnkiln.reference.input_names(nnkiln.reference.entry_function(module)), real))
     xnn, ref = (w.astype(np.float64) for w in np.load(want))
     for got in (next(iter(nnkiln.reference.run(module, feeds).values())),
@@ -206,9 +211,9 @@ def test_quantized_matmul_and_mul_of_two_activations_run_as_integers(tmp_path: P
 
     write_nnef(module, str(tmp_path / "again"))
     again = load_nnef(str(tmp_path / "again"))
-    name, operand = ("tosa.matmul", "i8") if kind == "matmul" else ("tosa.mul", "i32")
-    ints = [op for op in again.walk() if op.name == name and _element(op.results[0].type) == "i32"]
-    assert len(ints) == 1 and [_element(o.type) for o in ints[0].operands] == [operand, operand]
+    name, operand = {"matmul": ("tosa.matmul", "i8"), "mul": ("tosa.mul", "i32")}.get(kind, ("tosa.table", "i8"))
+    ints = [op for op in again.walk() if op.name == name and _element(op.results[0].type) != "f32"]
+    assert len(ints) == 1 and _element(ints[0].operands[0].type) == operand
     first = next(iter(nnkiln.reference.run(module, feeds).values()))
     second = next(iter(nnkiln.reference.run(again, dict(zip(nnkiln.reference.input_names(
         nnkiln.reference.entry_function(again)), real))).values()))

@@ -148,29 +148,34 @@ def build_matmul(path: str, seed: int, op: str = "BATCH_MATMUL") -> dict:
     a = rng.integers(-128, 128, (2, 4, 8)).astype(np.int8)
     b = rng.integers(-128, 128, (2, 8, 5) if op == "BATCH_MATMUL" else (2, 1, 8)).astype(np.int8)
     ra, rb = (a.astype(np.float64) - a_z) * a_s, (b.astype(np.float64) - b_z) * b_s
-    real = ra @ rb if op == "BATCH_MATMUL" else ra * rb
+    real = ra @ rb if op == "BATCH_MATMUL" else ra * rb if op == "MUL" else ra
     ys, yz = _qparams(real.min(), real.max())
+    if op in ("LOGISTIC", "TANH"):  # TFLite's fixed int8 output quantization of these ops
+        ys, yz = (1.0 / 256, -128) if op == "LOGISTIC" else (1.0 / 128, 0)
     ta = Tensor(g, name="a", shape=a.shape, dtype=np.int8, quant=quant(a_s, a_z))
     tb = Tensor(g, name="b", shape=b.shape, dtype=np.int8, quant=quant(b_s, b_z))
     ty = Tensor(g, name="y", shape=real.shape, dtype=np.int8, quant=quant(ys, yz))
     if op == "BATCH_MATMUL":
         Operation(g, type="BATCH_MATMUL", inputs=(ta, tb), outputs=(ty,),
                   attribs={"adj_x": False, "adj_y": False, "asymmetric_quantize_inputs": False})
-    else:
+    elif op == "MUL":
         Operation(g, type="MUL", inputs=(ta, tb), outputs=(ty,), attribs={"fused_activation_function": "NONE"})
-    g.inputs = (ta, tb)
+    else:
+        Operation(g, type=op, inputs=(ta,), outputs=(ty,), attribs={})
+    g.inputs = (ta, tb) if op in ("BATCH_MATMUL", "MUL") else (ta,)
     g.outputs = (ty,)
     Writer()(g, path)
-    np.savez(path.rsplit(".", 1)[0] + ".npz", a=a, b=b)
+    np.savez(path.rsplit(".", 1)[0] + ".npz", **({"a": a, "b": b} if op in ("BATCH_MATMUL", "MUL") else {"a": a}))
     return {"a_scale": a_s, "a_zp": a_z, "b_scale": b_s, "b_zp": b_z, "y_scale": ys, "y_zp": yz}
 
 
 if __name__ == "__main__":
     out, seed = sys.argv[1], int(sys.argv[2])
     kind = sys.argv[3] if len(sys.argv) > 3 else "int8"
-    MODE = "int8" if kind in ("matmul", "mul") else kind
-    if kind in ("matmul", "mul"):
-        info = build_matmul(out, seed, "BATCH_MATMUL" if kind == "matmul" else "MUL")
+    ops = {"matmul": "BATCH_MATMUL", "mul": "MUL", "sigmoid": "LOGISTIC", "tanh": "TANH"}
+    MODE = "int8" if kind in ops else kind
+    if kind in ops:
+        info = build_matmul(out, seed, ops[kind])
     else:
         info = build(out, seed)
     with open(out.rsplit(".", 1)[0] + ".json", "w") as f:
