@@ -31,9 +31,13 @@ half-to-even rounding on f32 values, then ``clamp(r + zp, −128, 127)`` gives t
 ``(code − zp)·s`` the quantized tensor, which lies on the grid (the reader's pseudo-quantization and
 quantization recover the codes with a margin of half a step).
 
-Not expressible (``FrontendError`` naming the op and the reason): int8 ops outside these patterns (integer
-MUL/ADD/shifts, TABLE, int8 matmul of two run-time tensors, grouped int8 conv as CONV2D + CONCAT, AVG_POOL2D
-with zero points, int16/int48 arithmetic, int8 graph inputs/outputs); ``QuantWriter.verify`` re-imports the
+Also written: an int8 matmul of two run-time tensors and the int32 product of two widened int8 tensors, each +
+RESCALE (``matmul`` / ``mul`` between quantized tensors; the scale solver derives B's scale as ``s_C·t / s_A``),
+and int8 TABLEs that are exactly a quantized ``sigmoid`` / ``tanh``.
+
+Not expressible (``FrontendError`` naming the op and the reason): int8 ops outside these patterns (other
+integer MUL/ADD/shifts and TABLEs, grouped int8 conv as CONV2D + CONCAT, AVG_POOL2D with zero points (the
+reader's uint8 form), int16/int48 arithmetic, int8 graph inputs/outputs); ``QuantWriter.verify`` re-imports the
 written folder and compares outputs bit for bit on random inputs as a last guard.
 """
 
