@@ -94,6 +94,15 @@ def _nudge(s: float, k: int) -> float:
 _NUDGES = (0, 1, -1, 2, -2, 3, -3, 5, -5, 8, -8, 16, -16, 64, -64, 256, -256)
 
 
+def _through_reshapes(v: SSAValue, ops: list[Operation]) -> object:
+    """The producer of ``v`` seen through single-use RESHAPEs (appended to ``ops``)."""
+    src = v.owner
+    while _is(src, "tosa.reshape") and _single_user(src.results[0]) is not None:  # type: ignore[union-attr]
+        ops.append(src)  # type: ignore[arg-type]
+        src = src.operands[0].owner  # type: ignore[union-attr]
+    return src
+
+
 def _single_user(v: SSAValue) -> Operation | None:
     uses = list(v.uses)
     return uses[0].operation if len(uses) == 1 else None
@@ -370,10 +379,7 @@ class QuantWriter:
             return None
         ops: list[Operation] = []
         for v in op.operands:
-            src = v.owner
-            while _is(src, "tosa.reshape") and _single_user(src.results[0]) is not None:  # type: ignore[union-attr]
-                ops.append(src)  # type: ignore[arg-type]
-                src = src.operands[0].owner  # type: ignore[union-attr]
+            src = _through_reshapes(v, ops)
             if not (_is(src, "tosa.rescale") and kind(src.operands[0]) is Kind.I8  # type: ignore[union-attr]
                     and kind(src.results[0]) is Kind.I32 and _single_user(src.results[0]) is not None):  # type: ignore[union-attr]
                 return None
@@ -386,10 +392,7 @@ class QuantWriter:
             return None
         ops: list[Operation] = []
         for v in op.operands:
-            src = v.owner
-            while _is(src, "tosa.reshape") and _single_user(src.results[0]) is not None:  # type: ignore[union-attr]
-                ops.append(src)  # type: ignore[arg-type]
-                src = src.operands[0].owner  # type: ignore[union-attr]
+            src = _through_reshapes(v, ops)
             if not (_is(src, "tosa.rescale") and kind(src.operands[0]) is Kind.I8  # type: ignore[union-attr]
                     and _single_user(src.results[0]) is not None):  # type: ignore[union-attr]
                 return None
