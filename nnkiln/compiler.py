@@ -39,12 +39,15 @@ def compile_to_rt(module: Any, target: str = "cpu", pipeline: str = "default", t
     from nnkiln.ir.verify import verify_module
     from nnkiln.targets import get_target
 
+    from nnkiln.ir.collector import fewer_collections
+
     tgt = get_target(target, threads=threads)
-    mod = module.clone()
-    verify_module(mod)
-    passes = pipeline_passes(pipeline, tgt)
-    PassManager(passes, print_ir_after_all=print_ir_after_all, timing=timing,
-                stream=stream or sys.stderr).run(mod)
+    with fewer_collections():
+        mod = module.clone()
+        verify_module(mod)
+        passes = pipeline_passes(pipeline, tgt)
+        PassManager(passes, print_ir_after_all=print_ir_after_all, timing=timing,
+                    stream=stream or sys.stderr).run(mod)
     return mod
 
 
@@ -79,9 +82,15 @@ def compile(module: Any, target: str = "cpu", pipeline: str = "default", threads
         module = nnkiln.load(os.fspath(module))
     if not hasattr(module, "clone"):
         raise InputError(f"nnkiln.compile expects a module or a model path, got {type(module).__name__}")
-    blob, raw = compile_to_blob(module, target, pipeline, threads, **kwargs)
+    from nnkiln.backend.writer import blob_in_memory_from_module
+
     start = time.perf_counter()
-    exe = Executable(blob, raw)
+    rt = compile_to_rt(module, target, pipeline, threads, **kwargs)
+    # the runtime of this process views the IR's constants (no copy); the bytes are encoded by ``save``
+    blob = blob_in_memory_from_module(rt, target=target, pipeline=pipeline,
+                                      compile_seconds=time.perf_counter() - start)
+    start = time.perf_counter()
+    exe = Executable(blob)
     exe.stats["load_seconds"] = time.perf_counter() - start
     return exe
 

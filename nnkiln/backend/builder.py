@@ -2,7 +2,8 @@
 
 Constants are placed in the constants section at 64-byte alignment; the builder only keeps a
 reference to each constant's array (no copy) until ``finish`` (one preallocated buffer, each constant
-copied once) or ``finish_encoded`` (the blob's bytes, each constant copied once, straight into them).
+copied once), ``finish_encoded`` (the blob's bytes, each constant copied once, straight into them) or
+``finish_in_memory`` (no copy: the runtime of the compiling process views the arrays themselves).
 Views are buffer entries inside their base; barrier counts are derived from the tasks.
 """
 
@@ -13,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import (ALIGNMENT, Blob, BarrierDesc, BufferDesc, ConstantChunk, IODesc, Memory,
+from nnkiln.backend.blob_format import (ALIGNMENT, Blob, BarrierDesc, BufferDesc, ConstantChunk, ConstantStore, IODesc,
+                                        Memory,
                                         TaskDesc, encode_chunks, storage_dtype)
 from nnkiln.errors import BlobError
 from nnkiln.kinds import Kind
@@ -126,6 +128,11 @@ class BlobBuilder:
     def finish(self, **metadata: Any) -> Blob:
         """The ``Blob`` (its constants in one new buffer)."""
         return self._tables(self.constants_bytes(), metadata)
+
+    def finish_in_memory(self, **metadata: Any) -> Blob:
+        """The ``Blob`` with its constants left where they are (a ``ConstantStore``: no copy); for a runtime
+        in this process. Encoding it (``Executable.save``) joins them then."""
+        return self._tables(ConstantStore(self.constant_chunks, self.constants_size), metadata)
 
     def finish_encoded(self, **metadata: Any) -> tuple[Blob, bytes]:
         """The ``Blob`` and its encoded bytes, copying each constant once: into the bytes.

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import VERSION_MAJOR, VERSION_MINOR, Blob, Memory, _to_json, decode
+from nnkiln.backend.blob_format import VERSION_MAJOR, VERSION_MINOR, Blob, Memory, _to_json, constants_u8, decode
 
 _CONTROL = ("tosa.cond_if", "tosa.while_loop")
 
@@ -22,7 +22,7 @@ _CONTROL = ("tosa.cond_if", "tosa.while_loop")
 def _programs(blob: Blob, task: Any) -> list[dict[str, Any]]:
     """The region programs of a control-flow task (its first two operands, constants holding blobs)."""
     out = []
-    consts = np.frombuffer(blob.constants, np.uint8)
+    consts = constants_u8(blob)
     for i in task.ins[:2]:
         b = blob.buffers[i]
         if b.memory is not Memory.CONSTANT:

@@ -242,9 +242,16 @@ def blob_and_bytes_from_module(module: ModuleOp, *, target: str = "cpu", pipelin
     return builder.finish_encoded(**meta)
 
 
+def blob_in_memory_from_module(module: ModuleOp, *, target: str = "cpu", pipeline: str = "",
+                               compile_seconds: float = 0.0) -> Blob:
+    """The ``Blob`` of an rt-level module whose constants stay the IR's own arrays (``ConstantStore``)."""
+    builder, meta = _build(module, target, pipeline, compile_seconds)
+    return builder.finish_in_memory(**meta)
+
+
 def write_blob(module: ModuleOp, **kwargs: Any) -> bytes:
     """The blob bytes of an rt-level module."""
     return blob_and_bytes_from_module(module, **kwargs)[1]
 
 
-__all__ = ["NOP_KERNEL", "blob_and_bytes_from_module", "blob_from_module", "write_blob"]
+__all__ = ["NOP_KERNEL", "blob_and_bytes_from_module", "blob_in_memory_from_module", "blob_from_module", "write_blob"]

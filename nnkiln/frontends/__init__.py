@@ -36,6 +36,13 @@ def detect_format(path: str) -> str:
 
 def load(path: str, shapes: Mapping[str, Sequence[int]] | None = None) -> ModuleOp:
     """Import a model file of any supported format as a verified ``tosa``-level module."""
+    from nnkiln.ir.collector import fewer_collections
+
+    with fewer_collections():
+        return _load(path, shapes)
+
+
+def _load(path: str, shapes: Mapping[str, Sequence[int]] | None) -> ModuleOp:
     fmt = detect_format(path)
     if fmt == "mlir":
         from nnkiln.ir.text import parse_module_file

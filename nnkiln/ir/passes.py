@@ -28,6 +28,7 @@ from nnkiln.ir.verify import verify_module
 class PassTiming:
     name: str
     seconds: float
+    verify_seconds: float = 0.0
 
 
 @dataclass
@@ -55,6 +56,7 @@ class PassManager:
             except Exception as err:  # a bug in the pass itself
                 raise PassError(f"internal error in pass '{p.name}': {type(err).__name__}: {err}") from err
             elapsed = time.perf_counter() - start
+            verified = time.perf_counter()
             if self.verify_each:
                 try:
                     verify_module(module)
@@ -62,7 +64,7 @@ class PassManager:
                     raise PassError(
                         f"internal error: pass '{p.name}' left invalid IR: {err.describe()}"
                     ) from err
-            self.timings.append(PassTiming(p.name, elapsed))
+            self.timings.append(PassTiming(p.name, elapsed, time.perf_counter() - verified))
             if self.print_ir_after_all or p.name in self.print_ir_after:
                 self.stream.write(f"// -----// IR Dump After {p.name} //----- //\n")
                 self.stream.write(print_module(module))
@@ -71,10 +73,12 @@ class PassManager:
 
     def report_timing(self) -> None:
         total = sum(t.seconds for t in self.timings) or 1e-12
+        checks = sum(t.verify_seconds for t in self.timings)
         self.stream.write("===- Pass execution timing report -===\n")
-        self.stream.write(f"  Total: {total:.4f} s\n")
+        self.stream.write(f"  Total: {total:.4f} s (+ {checks:.4f} s verifying the IR after the passes)\n")
         for t in self.timings:
-            self.stream.write(f"  {t.seconds:10.4f} s ({100 * t.seconds / total:5.1f}%)  {t.name}\n")
+            self.stream.write(f"  {t.seconds:10.4f} s ({100 * t.seconds / total:5.1f}%)  {t.name}"
+                              f"  (+ {t.verify_seconds:.4f} s verify)\n")
 
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:

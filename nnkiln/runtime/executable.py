@@ -30,7 +30,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from nnkiln.backend.blob_format import Blob, BufferDesc, IODesc, Memory, decode, encode
+from nnkiln.backend.blob_format import Blob, BufferDesc, ConstantStore, IODesc, Memory, constants_u8, decode, encode
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
@@ -89,13 +89,14 @@ class Executable:
         self.input_names = [io.name for io in blob.inputs]
         self.output_names = [io.name for io in blob.outputs]
         self._arena = np.empty(max(blob.arena_bytes, 1), np.uint8)
-        consts = np.frombuffer(blob.constants, np.uint8) if len(blob.constants) else np.zeros(0, np.uint8)
+        store = blob.constants if isinstance(blob.constants, ConstantStore) else None
+        consts = constants_u8(blob) if store is None else None
         self._static: list[np.ndarray | None] = []
         for b in blob.buffers:
             if b.memory is Memory.ARENA:
                 self._static.append(_view(self._arena, b))
             elif b.memory is Memory.CONSTANT:
-                v = _view(consts, b)
+                v = _view(consts, b) if store is None else store.view(b.offset, b.size).view(b.dtype).reshape(b.shape)
                 if v.flags.writeable:
                     v.flags.writeable = False
                 self._static.append(v)

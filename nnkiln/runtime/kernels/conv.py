@@ -67,6 +67,14 @@ _DIRECT_BLOCK = 1 << 16
 """Output elements per row block of a 1x1 convolution with small weights (256 KiB: the epilogue runs in L2)."""
 
 
+def aligned_empty(n: int, align: int = 64) -> np.ndarray:
+    """An uninitialised float32 vector of ``n`` elements whose start is ``align``-byte aligned (a packed
+    weight panel row of 16 floats is then one cache line, never two)."""
+    raw = np.empty(n + align // 4, _F32)
+    skip = (-raw.ctypes.data % align) // 4
+    return raw[skip:skip + n]
+
+
 def scratch(n: int) -> np.ndarray:
     """A float32 buffer of at least ``n`` elements, private to this thread and reused across kernels."""
     buf = getattr(_tls, "buf", None)
@@ -285,7 +293,7 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
 
     def packed(w: np.ndarray) -> np.ndarray:
         wc = np.ascontiguousarray(w, _F32)
-        bp = np.empty(panels * k * 16, _F32)
+        bp = aligned_empty(panels * k * 16)
         pack(_ptr(wc), oc, k, _ptr(bp))
         return bp
 

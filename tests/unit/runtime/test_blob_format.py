@@ -191,3 +191,32 @@ def test_docs_match_docstring() -> None:
     doc = (pathlib.Path(__file__).parents[3] / "docs" / "blob-format.md").read_text()
     body = bf.__doc__.split("Layout\n======", 1)[1]
     assert body.strip()[:2000] in doc
+
+
+def test_in_memory_constants_are_views_and_encode_like_the_joined_section() -> None:
+    """``finish_in_memory`` keeps each constant's own array (``ConstantStore``): views share its memory,
+    the gaps between constants read as zeros, and the encoded blob is byte for byte the one ``finish`` gives."""
+    def build() -> tuple[BlobBuilder, np.ndarray, np.ndarray]:
+        b = BlobBuilder()
+        w = np.arange(10, dtype=np.float32)          # 40 bytes: the next constant starts at 64
+        v = np.arange(6, dtype=np.int32).reshape(2, 3)
+        b.add_const(w, Kind.F32)
+        b.add_const(v, Kind.I32)
+        x = b.add_io("x", Kind.F32, (10,), output=False)
+        y = b.add_io("y", Kind.F32, (10,), output=True)
+        b.add_task("tosa.add", [x, 0], [y])
+        return b, w, v
+
+    b, w, v = build()
+    store_blob = b.finish_in_memory()
+    store = store_blob.constants
+    assert len(store) == 64 + 24
+    wv = store.view(0, 40)
+    assert np.shares_memory(wv, w) and np.array_equal(wv.view(np.float32), w)
+    assert np.shares_memory(store.view(64 + 4, 8), v)
+    assert not store.view(40, 24).any()  # alignment gap
+    joined = build()[0].finish()
+    assert store.tobytes() == bytes(joined.constants)
+    assert encode(store_blob) == encode(joined)
+    out = load_blob(encode(store_blob)).run({"x": np.ones(10, np.float32)})["y"]
+    np.testing.assert_array_equal(out, w + 1)
