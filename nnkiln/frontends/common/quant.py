@@ -21,6 +21,7 @@ into their own diagnostics):
   to int32 at the common scale ``2·max(s_a, s_b) / 2^20``, then ADD in int32.
 * ``bias_i32``: a real bias in units of the accumulator scale (``rint(b / (s_in·s_w))``), or None when it
   does not fit int32.
+* ``AffineParams``: ``per_tensor`` / ``s`` / ``z`` of a record holding ``scale`` and ``zp`` arrays.
 * ``qparams_from_range``: NNEF-style ``linear_quantize(min, max, bits)`` ranges as (scale, zero point) of
   the int8 code ``k - 2^(bits-1)`` (see the function).
 """
@@ -38,6 +39,28 @@ if TYPE_CHECKING:
 
     from nnkiln.dialects.tosa.base import Kind
     from nnkiln.frontends.common.graph import GraphBuilder
+
+
+class AffineParams:
+    """Mixin for the frontends' records of an affine-quantized tensor (``real = (q - zp)·scale``) that hold
+    ``scale`` and ``zp`` as numpy arrays (one element per tensor, or one per channel)."""
+
+    scale: np.ndarray
+    zp: np.ndarray
+
+    @property
+    def per_tensor(self) -> bool:
+        return self.scale.size == 1 and self.zp.size == 1
+
+    @property
+    def s(self) -> float:
+        """The (first) scale as a float."""
+        return float(self.scale.reshape(-1)[0])
+
+    @property
+    def z(self) -> int:
+        """The (first) zero point as an int."""
+        return int(self.zp.reshape(-1)[0])
 
 
 class QuantError(ValueError):

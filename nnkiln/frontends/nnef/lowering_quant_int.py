@@ -27,25 +27,13 @@ F32 = element_type(Kind.F32)
 
 
 @dataclasses.dataclass
-class IntTensor:
+class IntTensor(cq.AffineParams):
     """``real = (q - zp)·scale``: ``q`` an int8 IR value (activations, per-tensor) or int64 numpy codes
     (variables; ``scale``/``zp`` per element of dimension 0 when per-channel)."""
 
     q: SSAValue | np.ndarray
     scale: np.ndarray
     zp: np.ndarray
-
-    @property
-    def per_tensor(self) -> bool:
-        return self.scale.size == 1 and self.zp.size == 1
-
-    @property
-    def s(self) -> float:
-        return float(self.scale.reshape(-1)[0])
-
-    @property
-    def z(self) -> int:
-        return int(self.zp.reshape(-1)[0])
 
 
 class _Deferred:
@@ -264,6 +252,31 @@ def _real_bias(lw, v: object) -> np.ndarray | None:  # noqa: ANN001
     return np.asarray(b, np.float64) if isinstance(b, np.ndarray) else None
 
 
+def _int_operands(lw, op: FlatOp, x_ref: TensorRef, w: IntTensor,  # noqa: ANN001
+                  n: int) -> tuple[IntTensor, tuple[np.ndarray, int], np.ndarray, np.ndarray] | None:
+    """A conv's / linear's integer operands: the int8 input, the int8 weights with their zero point, the
+    accumulator scale per output channel (``s_x·s_w``) and the bias in its units as int32; None when one
+    of them has no integer form (no constant bias, per-channel scales not along the ``n`` outputs, weight
+    codes outside int8, a bias beyond int32)."""
+    bias = _real_bias(lw, op.inputs["bias"])
+    if bias is None or w.scale.size not in (1, n):
+        return None
+    wi = _weight_i8(w)
+    x = _get(lw, x_ref) if wi is not None else None
+    if x is None or wi is None:
+        return None
+    acc_scale = x.s * np.broadcast_to(w.scale, (n,)).astype(np.float64)
+    b = cq.bias_i32(bias, acc_scale)
+    return None if b is None else (x, wi, acc_scale, b)
+
+
+def _requant_scale(w: IntTensor, acc_scale: np.ndarray, out: tuple[float, int]) -> tuple[float | list[float], bool]:
+    """The RESCALE from the accumulator to the output: its scale(s) and whether it is per channel."""
+    per_channel = w.scale.size > 1
+    scale = acc_scale / out[0]
+    return (list(scale) if per_channel else float(scale[0])), per_channel
+
+
 def _conv(lw, op: FlatOp) -> bool:  # noqa: ANN001
     from nnkiln.frontends.common import nn as cnn
     from nnkiln.frontends.nnef.lowering_window import geometry
@@ -275,27 +288,17 @@ def _conv(lw, op: FlatOp) -> bool:  # noqa: ANN001
     x_ref = op.inputs["input"]
     if not isinstance(x_ref, TensorRef) or len(x_ref.shape) != 4:
         return False
-    bias = _real_bias(lw, op.inputs["bias"])
     border = str(op.attribs.get("border", "constant"))
     wq = np.asarray(w.q)
-    m = wq.shape[0]
     xs = tuple(x_ref.shape)
     groups = int(op.attribs.get("groups", 1)) or xs[1]  # type: ignore[arg-type]
     pairs, stride, dilation = geometry(op, xs, wq.shape[2:], 2, False, _out(op).shape)
-    if bias is None or border not in ("constant", "ignore") or any(p < 0 for pr in pairs for p in pr):
+    if border not in ("constant", "ignore") or any(p < 0 for pr in pairs for p in pr):
         return False
-    if w.scale.size not in (1, m):
+    operands = _int_operands(lw, op, x_ref, w, wq.shape[0])
+    if operands is None:
         return False
-    wi = _weight_i8(w)
-    if wi is None:
-        return False
-    x = _get(lw, x_ref)
-    if x is None:
-        return False
-    acc_scale = x.s * np.broadcast_to(w.scale, (m,)).astype(np.float64)
-    b = cq.bias_i32(bias, acc_scale)
-    if b is None:
-        return False
+    x, wi, acc_scale, b = operands
     geo = [cnn.window_geometry(s, kk, st, d, bb, e, False) for s, kk, st, d, (bb, e) in
            zip(xs[2:], wq.shape[2:], stride, dilation, pairs)]
     if any(o < 1 for o, _ in geo):
@@ -305,10 +308,8 @@ def _conv(lw, op: FlatOp) -> bool:  # noqa: ANN001
     pad = [p for (bb, _), e in zip(pairs, ends) for p in (bb, e)]
     try:
         acc = cq.conv_i32_cl(lw.g, xl, x.z, wi[0], wi[1], b, pad, stride, dilation, groups)
-        per_channel = w.scale.size > 1
-        scale = acc_scale / out[0]
-        y = cq.requant_i8(lw.g, acc, 0, list(scale) if per_channel else float(scale[0]), out[1],
-                          per_channel=per_channel)
+        scale, per_channel = _requant_scale(w, acc_scale, out)
+        y = cq.requant_i8(lw.g, acc, 0, scale, out[1], per_channel=per_channel)
     except cq.QuantError as err:
         raise lw.error(str(err)) from None
     y = cnn.to_channels_first(lw.g, y, 2)
@@ -328,24 +329,15 @@ def _linear(lw, op: FlatOp) -> bool:  # noqa: ANN001
     wq = np.asarray(w.q)
     if len(x_ref.shape) != 2 or wq.ndim != 2:
         return False
-    n = wq.shape[0]
-    bias = _real_bias(lw, op.inputs["bias"])
-    wi = _weight_i8(w) if w.scale.size in (1, n) else None
-    if bias is None or wi is None:
+    operands = _int_operands(lw, op, x_ref, w, wq.shape[0])
+    if operands is None:
         return False
-    x = _get(lw, x_ref)
-    if x is None:
-        return False
-    acc_scale = x.s * np.broadcast_to(w.scale, (n,)).astype(np.float64)
-    b = cq.bias_i32(bias, acc_scale)
-    if b is None:
-        return False
+    x, wi, acc_scale, b = operands
     acc = lw.g.value(FullyConnectedOp, [x.q, _const(lw, wi[0], I8), _const(lw, b.astype(np.int32), I32)], I32,
                      input_zp=x.z, weight_zp=wi[1])
-    per_channel = w.scale.size > 1
-    scale = acc_scale / out[0]
+    scale, per_channel = _requant_scale(w, acc_scale, out)
     try:
-        _finish(lw, op, acc, 0, list(scale) if per_channel else float(scale[0]), per_channel, out)
+        _finish(lw, op, acc, 0, scale, per_channel, out)
     except cq.QuantError as err:
         raise lw.error(str(err)) from None
     return True

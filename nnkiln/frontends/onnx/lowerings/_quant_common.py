@@ -40,6 +40,7 @@ from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type
 from nnkiln.frontends.common.arith import kind_of_value, shape_of
+from nnkiln.frontends.common.quant import AffineParams
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings._integers import rescale, widen_i32
 
@@ -147,7 +148,7 @@ def axis_shape(rank: int, axis: int, n: int) -> tuple[int, ...]:
 
 
 @dataclasses.dataclass
-class QuantInfo:
+class QuantInfo(AffineParams):
     """How a float value is represented by an integer tensor: ``real = (q - zp) * scale``; ``scale`` and
     ``zp`` are 1-D arrays (length 1 for per-tensor, else along ``axis``)."""
 
@@ -157,18 +158,6 @@ class QuantInfo:
     axis: int
     i8_view: tuple[SSAValue, int] | None = dataclasses.field(default=None, compare=False, repr=False)
     """``q`` as int8 with its zero point, once computed (``act``)."""
-
-    @property
-    def per_tensor(self) -> bool:
-        return self.scale.size == 1 and self.zp.size == 1
-
-    @property
-    def s(self) -> float:
-        return float(self.scale.reshape(-1)[0])
-
-    @property
-    def z(self) -> int:
-        return int(self.zp.reshape(-1)[0])
 
 
 class LazyValue(TensorValue):
