@@ -1,12 +1,17 @@
 """``nnkiln.compile``: tosa-level module -> ``Executable`` (pipeline, then the blob backend, then the runtime).
 
 The pipeline comes from ``nnkiln.pipelines`` (a list of passes for a name and a target), run by
-``nnkiln.ir.passes.PassManager`` (verification after every pass). The resulting rt-level module is
-serialised by ``nnkiln.backend.writer`` into a ``Blob`` plus its encoded bytes (each constant copied
-once, straight into the bytes; the ``Blob``'s constants are a read-only view of them), and the
-``Executable`` is built directly from that in-memory ``Blob`` (no decode of bytes we just wrote); its
-``save`` writes those same bytes. Files and byte strings from elsewhere go through the validating
+``nnkiln.ir.passes.PassManager`` (verification after every pass). ``nnkiln.compile`` turns the resulting
+rt-level module into an in-memory ``Blob`` (``nnkiln.backend.writer``) whose constants are the IR's own
+arrays (a ``ConstantStore``: no copy, no checksum), and builds the ``Executable`` from it; the blob's bytes
+are encoded only when asked for (``save`` / ``to_bytes``), and are then exactly what ``compile_to_bytes``
+writes. Skipping the copy and the CRCs saves about 0.5 s of a BERT-base compile (415 MB of weights).
+``compile_to_blob`` / ``compile_to_bytes`` (the CLI) encode at once, each constant copied once, straight
+into the bytes. Files and byte strings from elsewhere go through the validating
 ``nnkiln.runtime.load_blob`` / ``Executable.load``.
+
+Garbage collection: importing and compiling run inside ``nnkiln.ir.collector.fewer_collections`` (a larger
+young-generation threshold), which saved about 0.15 s of collector pauses on BERT-base.
 """
 
 from __future__ import annotations

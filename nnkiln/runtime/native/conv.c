@@ -13,7 +13,8 @@
  * summed in registers (fused multiply-add, k in order), then the post-ops, then one store. Numerics: a
  * different summation order (and rounding) from the reference's, within the runtime's 1e-5
  * relative float tolerance, as the BLAS path. Column blocks keep K x NC of the packed weights
- * within about 256 KiB (L2) while every row tile passes over them.
+ * within about 256 KiB (L2) while every row tile passes over them: panel by panel for long sums (a
+ * panel's k block stays in L1), tile by tile for short ones (K <= NK_SHORT_K: output-bound).
  *
  * DEPTHWISE_CONV2D (TOSA spec §2.3.5), nk_depthwise_f32: for every output element the taps (ky, kx)
  * are visited in row-major order and taps outside the input are skipped, acc = 0; acc = acc + x * w
@@ -453,6 +454,7 @@ typedef struct {
 
 #define NK_KC 256     /* k block when K is long: 16 KiB of a weight panel, kept in L1 across the row tiles */
 #define NK_MAXCHUNK 64
+#define NK_SHORT_K 256  /* sums at most this long: tile-major order (see conv_item) */
 
 static void conv_item(void *ctx, long wi) {
     const conv_job *jb = (const conv_job *)ctx;
@@ -488,6 +490,20 @@ static void conv_item(void *ctx, long wi) {
     /* panel by panel (and for long K, k block by k block), the block of weights (at most about 16 KiB:
      * L1) serves every tile of the chunk, whose input rows come from L2 */
     float cbuf[NK_MAXCHUNK * MR * NR];
+    if (a->K <= NK_SHORT_K) {
+        /* short sums (e.g. a 1x1 convolution of 64 channels): the output traffic dominates, so each tile's
+         * output rows are finished across all panels of the block (one sequential stream of writes, and of
+         * reads of a fused residual) while the block of weights (at most 256 KiB) stays in L2. Measured on
+         * the 2-core AVX2 machine with cold caches (old panel-major / this order, same process, medians
+         * of 40): 1x1 convolutions 56x56 64->256 3.77 / 2.70 ms, 112x112 16->96 3.03 / 1.94 ms, 28x28
+         * 128->512 2.43 / 1.93 ms, 14x14 256->1024 1.87 / 1.67 ms; no gain beyond K = 256. */
+        for (long ti = t0; ti < t1; ti++) {
+            long r0 = ti * MR;
+            int mr = jb->rows - r0 < MR ? (int)(jb->rows - r0) : MR;
+            for (int j = j0; j < j1; j++) tile(a, base[ti - t0], r0, mr, j, 0, a->K, NULL);
+        }
+        return;
+    }
     for (int j = j0; j < j1; j++) {
         if (a->K <= 2 * NK_KC) {
             for (long ti = t0; ti < t1; ti++) {

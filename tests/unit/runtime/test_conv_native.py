@@ -140,8 +140,9 @@ EPILOGUES = [
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
 @pytest.mark.parametrize("posts,nextra", EPILOGUES)
-def test_conv2d_fused_epilogues(path: bool, posts: list, nextra: int) -> None:
-    n, ih, iw, ic, oc = 2, 9, 8, 12, 37
+@pytest.mark.parametrize("ic", [12, 40])  # K = 108: tile-major order; K = 360: panel-major (conv.c conv_item)
+def test_conv2d_fused_epilogues(path: bool, posts: list, nextra: int, ic: int) -> None:
+    n, ih, iw, oc = 2, 9, 8, 37
     x, w, b = _f(n, ih, iw, ic) * 2, _f(oc, 3, 3, ic), _f(oc)
     attrs = _attrs((1, 1, 1, 1), (1, 1), (1, 1))
     shape = (n, ih, iw, oc)
