@@ -140,6 +140,7 @@ _SIGNATURES: dict[str, dict[str, tuple[list[Any], Any]]] = {
                                    _I, _P, _P, _P, _I], _I),
              "nk_pool2d_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I, _I, _I, _I, _I, _I], _I),
              "nk_pad_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I], _I),
+             "nk_transpose32": ([_P, _P, ctypes.c_long, ctypes.c_long, ctypes.c_long, _I], _I),
              "nk_pool_workers": ([], _I)},
 }
 _PAR_MIN_FLOPS = 4e6

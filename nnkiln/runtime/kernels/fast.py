@@ -28,6 +28,7 @@ import numpy as np
 
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
+from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels import conv
 from nnkiln.runtime.kernels.gemm import gemm
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
@@ -180,6 +181,9 @@ def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     or ``None``: ``fn(ins, outs, extras)``."""
     if name == "tosa.gather" and epi is None:
         return _gather(ib, ob)
+    if name == "tosa.transpose" and epi is None:  # a copy: any element type
+        t = _transpose(attrs, ib, ob)
+        return _with_epilogue(t, ob, None) if t is not None else None
     if not all(b.kind is Kind.F32 for b in (*ib, *ob)):
         return None
     if any(attrs.get(z, 0) for z in ("input_zp", "weight_zp", "output_zp", "A_zp", "B_zp", "input1_zp", "input2_zp")):
@@ -300,7 +304,9 @@ def _gather(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None
 
 
 def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> PlainFn | None:
-    """TRANSPOSE (spec §2.10.7): one strided copy into the output (identical to the reference)."""
+    """TRANSPOSE (spec §2.10.7): a copy into the output (identical to the reference): a permutation that swaps two
+    groups of axes runs as a blocked 8x8-tile transpose in C (NHWC 112x112x32 -> NCHW: 111 vs 536 us for numpy's
+    strided copy, measured on the 2-core AVX2 machine); others are one numpy strided copy."""
     perms = attrs.get("perms")
     if len(ib) != 1 or len(ob) != 1 or not isinstance(perms, tuple):
         return None
@@ -320,6 +326,23 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
 
         return narrow
 
+    swap = _swapped_groups(xs, perms)
+    wide = swap is not None and swap[0] * swap[1] * swap[2] >= _NATIVE_TRANSPOSE_MIN and np.dtype(ib[0].dtype).itemsize == 4
+    lib = conv.native_lib("conv") if wide else None
+    if lib is not None and swap is not None:
+        p_, a_, b_ = swap
+        threads = kernel_threads if p_ * a_ * b_ >= _PARALLEL_TRANSPOSE_MIN else (lambda: 1)
+        fn = lib.nk_transpose32
+
+        def swapped(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+            x, o = ins[0], outs[0]
+            if not (x.flags.c_contiguous and o.flags.c_contiguous):
+                np.copyto(o, x.transpose(perms))
+                return
+            fn(x.ctypes.data, o.ctypes.data, p_, a_, b_, threads())
+
+        return swapped
+
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
         np.copyto(outs[0], ins[0].transpose(perms))
 
@@ -327,6 +350,26 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
 
 
 _NARROW_LAST = 8
+_NATIVE_TRANSPOSE_MIN = 1 << 14
+"""Elements from which a two-group transpose runs in C (below it numpy's copy costs less than the call)."""
+_PARALLEL_TRANSPOSE_MIN = 1 << 17
+
+
+def _swapped_groups(shape: tuple[int, ...], perms: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """``(P, A, B)`` when ``perms`` keeps a leading run of axes and swaps the two groups after it (the input
+    is then [P, A, B] and the output [P, B, A]: NHWC -> NCHW, NCHW -> NHWC, [.., M, N] -> [.., N, M]), else
+    None (also when the last axis stays last: numpy copies whole rows then)."""
+    n = len(perms)
+    k = 0
+    while k < n and perms[k] == k:
+        k += 1
+    if k >= n - 1:
+        return None
+    j = perms[k]  # the output starts with input axes j .. n-1, then k .. j-1
+    if list(perms[k:]) != list(range(j, n)) + list(range(k, j)):
+        return None
+    size = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    return size(shape[:k]), size(shape[k:j]), size(shape[j:])
 
 
 def _plain(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc],

@@ -21,7 +21,8 @@
  * (a float32 product, then a float32 sum: no fused multiply-add), then acc + bias, then the post-ops
  * in order: exactly the reference interpreter's float32 operations, so the results are identical.
  *
- * MAX_POOL2D / AVG_POOL2D (nk_pool2d_f32) and the zero-padded input copy of CONV2D (nk_pad_f32) live
+ * MAX_POOL2D / AVG_POOL2D (nk_pool2d_f32), the zero-padded input copy of CONV2D (nk_pad_f32) and the
+ * two-group TRANSPOSE of 4-byte elements (nk_transpose32: NHWC <-> NCHW, batched matrix transposes) live
  * here too, to share the thread pool.
  *
  * Epilogue ops (code, param0, param1, pointer): 1 CLAMP min(max(v, p0), p1) with NaN kept;
@@ -1008,5 +1009,78 @@ static void pad_item(void *ctx, long r) {
 int nk_pad_f32(const float *x, int N, int IH, int IW, int C, float *xp, int pt, int pb, int pl, int pr, int nthreads) {
     pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr};
     nk_parallel(pad_item, &job, (long)N * job.Hp, nthreads);
+    return 0;
+}
+
+/* -- TRANSPOSE ----------------------------------------------------------------------------------------- */
+
+/* TRANSPOSE (spec §2.10.7) of 4-byte elements when the permutation swaps two groups of axes: src
+ * [P, A, B] -> dst [P, B, A], dst[p, b, a] = src[p, a, b] (NHWC -> NCHW is P = N, A = H*W, B = C). A copy:
+ * the result is the reference's bit for bit. Work items are strips of NK_TT output rows (b) of one p;
+ * within a strip, NK_TT x NK_TT tiles keep the strided reads inside L1 while the writes run along a. */
+#define NK_TT 32
+
+typedef struct {
+    const unsigned *src;
+    unsigned *dst;
+    long A, B, strips;
+} tr_job;
+
+#ifdef NK_SIMD
+/* One 8x8 block: rows a..a+7 of s (stride sB, 8 elements from column b) into rows b..b+7 of d (stride dA). */
+static inline void tr8x8(const float *s, size_t sB, float *d, size_t dA) {
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + sB), r2 = _mm256_loadu_ps(s + 2 * sB);
+    __m256 r3 = _mm256_loadu_ps(s + 3 * sB), r4 = _mm256_loadu_ps(s + 4 * sB), r5 = _mm256_loadu_ps(s + 5 * sB);
+    __m256 r6 = _mm256_loadu_ps(s + 6 * sB), r7 = _mm256_loadu_ps(s + 7 * sB);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + dA, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 2 * dA, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 3 * dA, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 4 * dA, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 5 * dA, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 6 * dA, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 7 * dA, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+#endif
+
+static void tr_item(void *ctx, long it) {
+    const tr_job *j = (const tr_job *)ctx;
+    long p = it / j->strips, b0 = (it % j->strips) * NK_TT;
+    long b1 = b0 + NK_TT < j->B ? b0 + NK_TT : j->B;
+    size_t A = (size_t)j->A, B = (size_t)j->B;
+    const unsigned *s = j->src + (size_t)p * A * B;
+    unsigned *d = j->dst + (size_t)p * A * B;
+    for (long a0 = 0; a0 < j->A; a0 += NK_TT) {
+        long a1 = a0 + NK_TT < j->A ? a0 + NK_TT : j->A;
+        long b = b0;
+#ifdef NK_SIMD
+        /* full 8x8 blocks with 8-lane shuffles (the bits are moved, never interpreted as floats) */
+        long a8 = a0 + ((a1 - a0) & ~7L);
+        for (; b + 8 <= b1; b += 8) {
+            for (long a = a0; a < a8; a += 8)
+                tr8x8((const float *)(s + (size_t)a * B + b), B, (float *)(d + (size_t)b * A + a), A);
+            for (long bb = b; bb < b + 8; bb++)
+                for (long a = a8; a < a1; a++) d[(size_t)bb * A + a] = s[(size_t)a * B + bb];
+        }
+#endif
+        for (; b < b1; b++) {
+            unsigned *drow = d + (size_t)b * A;
+            const unsigned *scol = s + b;
+            for (long a = a0; a < a1; a++) drow[a] = scol[(size_t)a * B];
+        }
+    }
+}
+
+int nk_transpose32(const void *src, void *dst, long P, long A, long B, int nthreads) {
+    tr_job job = {(const unsigned *)src, (unsigned *)dst, A, B, (B + NK_TT - 1) / NK_TT};
+    nk_parallel(tr_item, &job, P * job.strips, nthreads);
     return 0;
 }

@@ -1,0 +1,74 @@
+"""TRANSPOSE in the runtime: the two-group C kernel (``nk_transpose32``) and the numpy paths give exactly
+numpy's ``transpose`` (a copy: bit for bit, any element type), whatever the tile remainders and threads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nnkiln.backend.blob_format import BufferDesc, Memory
+from nnkiln.kinds import Kind
+from nnkiln.runtime.kernels import conv as conv_mod
+from nnkiln.runtime.kernels import fast
+
+_KINDS = {np.dtype(np.float32): Kind.F32, np.dtype(np.int32): Kind.I32, np.dtype(np.int8): Kind.I8,
+          np.dtype(np.bool_): Kind.BOOL}
+
+
+def _desc(kind: Kind, shape: tuple[int, ...]) -> BufferDesc:
+    return BufferDesc(Memory.ARENA, kind, tuple(shape), 0, 0)
+
+
+def _run(x: np.ndarray, perms: tuple[int, ...]) -> np.ndarray:
+    kind = _KINDS[x.dtype]
+    out_shape = tuple(x.shape[p] for p in perms)
+    fn = fast.build("tosa.transpose", {"perms": perms}, [_desc(kind, x.shape)], [_desc(kind, out_shape)], [None])
+    assert fn is not None
+    out = np.zeros(out_shape, x.dtype)
+    fn([x], [out], [])
+    return out
+
+
+@pytest.mark.parametrize("shape,perms", [
+    ((1, 40, 45, 19), (0, 3, 1, 2)),     # NHWC -> NCHW, 34200 elements: the C kernel, odd tile remainders
+    ((2, 19, 37, 41), (0, 2, 3, 1)),     # NCHW -> NHWC, batch 2
+    ((3, 129, 67), (0, 2, 1)),           # batched matrix transpose
+    ((131, 257), (1, 0)),                # plain 2-D
+    ((2, 8, 8, 300), (1, 2, 3, 0)),      # no kept prefix: P = 1
+    ((4, 50, 3, 70), (0, 2, 1, 3)),      # the last axis stays: numpy rows
+    ((2, 3, 4, 5), (3, 1, 0, 2)),        # not a swap of two groups
+    ((1, 3, 224, 224), (0, 2, 3, 1)),    # narrow innermost output axis
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8, np.bool_])
+def test_transpose_equals_numpy(shape: tuple[int, ...], perms: tuple[int, ...], dtype: type) -> None:
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    if dtype is np.float32:  # NaN payloads and infinities are moved, never interpreted
+        x.reshape(-1)[::97] = np.nan
+        x.reshape(-1)[5::101] = -np.inf
+    got = _run(x, perms)
+    np.testing.assert_array_equal(got, x.transpose(perms))
+    assert got.view(np.uint8).tobytes() == np.ascontiguousarray(x.transpose(perms)).view(np.uint8).tobytes()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_native_kernel_remainders_and_threads(threads: int) -> None:
+    lib = conv_mod.native_lib("conv")
+    if lib is None:
+        pytest.skip("no C compiler")
+    rng = np.random.default_rng(1)
+    for p, a, b in [(1, 8, 8), (3, 13, 11), (2, 37, 45), (1, 1000, 33), (2, 70, 129)]:
+        x = rng.integers(-2**31, 2**31 - 1, (p, a, b), dtype=np.int64).astype(np.int32)
+        out = np.zeros((p, b, a), np.int32)
+        assert lib.nk_transpose32(x.ctypes.data, out.ctypes.data, p, a, b, threads) == 0
+        np.testing.assert_array_equal(out, x.transpose(0, 2, 1))
+
+
+def test_swapped_groups() -> None:
+    g = fast._swapped_groups
+    assert g((1, 56, 56, 64), (0, 3, 1, 2)) == (1, 56 * 56, 64)
+    assert g((2, 64, 56, 56), (0, 2, 3, 1)) == (2, 64, 56 * 56)
+    assert g((5, 7), (1, 0)) == (1, 5, 7)
+    assert g((2, 3, 4), (0, 1, 2)) is None  # identity
+    assert g((2, 3, 4, 5), (0, 2, 1, 3)) is None  # the last axis stays
+    assert g((2, 3, 4, 5), (3, 1, 0, 2)) is None
