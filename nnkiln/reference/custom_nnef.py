@@ -9,7 +9,7 @@ cells have size ``ceil(r/p)`` and stride ``floor(r/p)`` from the RoI origin, cli
 interpolation, clamped to the input (border 'replicate').
 
 NNEF 1.0.5's ``sin``, ``cos``, ``tan``, ``asin``, ``acos``, ``atan``, ``sinh``, ``cosh``, ``asinh``,
-``acosh``, ``atanh`` are ``nnef.<name>`` with one f32 operand and result (numpy, float32).
+``acosh``, ``atanh`` are ``nnef.<name>``: the kernels of ``custom_math`` (one f32 operand and result).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import json
 import math
 
 import numpy as np
+
+from nnkiln.reference.custom_math import TRIG_FUNCTIONS, trig_f32
 
 _DONE = False
 
@@ -79,15 +81,6 @@ def _roi_resample(call) -> list[np.ndarray]:  # noqa: ANN001
     return [out]
 
 
-_TRIG = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
-         "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh}
-
-
-def _elementwise(call, fn) -> np.ndarray:  # noqa: ANN001
-    """NNEF 1.0.5 trigonometric/hyperbolic functions: float32 in and out (NaN outside the domain)."""
-    with np.errstate(all="ignore"):
-        return fn(np.asarray(call.inputs[0], np.float32)).astype(np.float32)
-
 
 def register() -> None:
     """Register the kernels for the reference interpreter and the runtime (idempotent)."""
@@ -99,6 +92,6 @@ def register() -> None:
     register_custom("nnef.avg_roi_pool", lambda c: _roi_pool(c, False))
     register_custom("nnef.max_roi_pool", lambda c: _roi_pool(c, True))
     register_custom("nnef.roi_resample", _roi_resample)
-    for name, fn in _TRIG.items():
-        register_custom(f"nnef.{name}", lambda c, fn=fn: [_elementwise(c, fn)])
+    for name in TRIG_FUNCTIONS:
+        register_custom(f"nnef.{name}", lambda c, name=name: [trig_f32(name, c.inputs[0])])
     _DONE = True

@@ -110,7 +110,7 @@ def load_kernels(with_ir: bool = True) -> dict[str, Kernel]:
 # -- tosa.custom kernels (shared by the reference interpreter and the runtime; no xDSL) -------------------
 
 CUSTOM_KERNELS: dict[str, Callable[[KernelCall], list[np.ndarray]]] = {}
-_CUSTOM_PROVIDERS = {"nnef.": "nnkiln.reference.custom_nnef"}
+_CUSTOM_PROVIDERS = {"nnef.": "nnkiln.reference.custom_nnef", "math.": "nnkiln.reference.custom_math"}
 """Identifier prefix → module whose ``register()`` registers the kernels of nnkiln's own custom ops (imported on
 first use, so a saved blob with such an op runs in a fresh process)."""
 

@@ -31,18 +31,16 @@ import math
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type
 from nnkiln.frontends.common.arith import etype, kind_of_value, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.nnef.ast import Prim
 from nnkiln.frontends.nnef.expand import FlatOp
+from nnkiln.reference.custom_math import TRIG_FUNCTIONS, trig_f32
 from nnkiln.frontends.nnef.lowering import KIND, NP_DTYPE, Lowerer, full_like, handles
 
-TRIG = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
-NP_TRIG = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
-           "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh}
+TRIG = tuple(TRIG_FUNCTIONS)
 
 
 def _out(op: FlatOp):  # noqa: ANN202
@@ -172,8 +170,7 @@ def _trig(lw: Lowerer, op: FlatOp) -> None:
 
     x = lw.value(op.inputs["x"])
     if isinstance(x, np.ndarray):
-        with np.errstate(all="ignore"):
-            lw.out(op, NP_TRIG[op.name](x.astype(np.float32)).astype(np.float32))
+        lw.out(op, trig_f32(op.name, x))
         return
     custom_ops.register()
     rt = TensorType(element_type(Kind.F32), list(shape_of(x)))

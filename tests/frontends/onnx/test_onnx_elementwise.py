@@ -375,3 +375,60 @@ def test_cast_float16_to_float_is_exact() -> None:
     nan = np.isnan(exact)
     assert np.array_equal(np.isnan(got), nan)
     np.testing.assert_array_equal(got[~nan].view(np.uint32), exact[~nan].view(np.uint32))
+
+
+# -- Sin ... Atanh: tosa.custom math.<name> ------------------------------------------------------------------
+
+_TRIG_DOMAIN = {"Asin": (-1.0, 1.0), "Acos": (-1.0, 1.0), "Atanh": (-0.999, 0.999), "Acosh": (1.0, 50.0),
+                "Tan": (-1.5, 1.5), "Sinh": (-20.0, 20.0), "Cosh": (-20.0, 20.0)}
+
+
+@pytest.mark.parametrize("op", ["Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"])
+def test_trigonometric_ops_match_onnxruntime(op: str) -> None:
+    lo, hi = _TRIG_DOMAIN.get(op, (-10.0, 10.0))
+    x = rand(3, 4, 5, lo=lo, hi=hi)
+    x.reshape(-1)[:3] = [np.nan, lo, hi]
+    model = make_model(op, [x])
+    got, want = run(model, [x]), run_ort(model, [x])
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7, equal_nan=True)
+    assert "math." + op.lower() in str(import_model_proto(model))  # one tosa.custom, not a composition
+    folded = run(make_model(op, [], consts={0: x}), [])  # a constant input folds with the same kernel
+    np.testing.assert_array_equal(folded, got)
+
+
+def test_trigonometric_ops_outside_their_domain_give_nan_not_warnings() -> None:
+    x = np.array([2.0, -2.0, 0.5, 1.0, -1.0], np.float32)
+    with np.errstate(all="raise"):
+        acos = run(make_model("Acos", [x]), [x])
+        acosh = run(make_model("Acosh", [x]), [x])
+        atanh = run(make_model("Atanh", [x]), [x])
+    assert np.isnan(acos[:2]).all() and np.isnan(acosh[1:3]).all()
+    assert atanh[3] == np.inf and atanh[4] == -np.inf
+
+
+def test_trigonometric_op_refuses_integer_input() -> None:
+    x = np.arange(4, dtype=np.int32)
+    with pytest.raises(FrontendError, match="Sin: i32 inputs are not supported"):
+        import_model_proto(make_model("Sin", [x]))
+
+
+def test_compiled_trigonometric_blob_runs_in_a_fresh_process(tmp_path) -> None:  # noqa: ANN001
+    """The runtime finds the math.* kernels on its own: a saved blob runs with numpy alone."""
+    import subprocess
+    import sys
+
+    import nnkiln
+
+    x = rand(2, 7)
+    path = tmp_path / "cos.onnx"
+    onnx.save(make_model("Cos", [x]), path)
+    exe = nnkiln.compile(nnkiln.load(str(path)))
+    got = exe.run({"x0": x})["y"]
+    np.testing.assert_allclose(got, np.cos(x), rtol=2e-6, atol=1e-7)
+    exe.save(tmp_path / "cos.kiln")
+    np.save(tmp_path / "x.npy", x)
+    code = ("import sys, numpy as np; from nnkiln.runtime import load_blob; "
+            f"y = load_blob({str(tmp_path / 'cos.kiln')!r}).run({{'x0': np.load({str(tmp_path / 'x.npy')!r})}})['y']; "
+            f"np.save({str(tmp_path / 'y.npy')!r}, y); assert not any(m.startswith('xdsl') for m in sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), got)

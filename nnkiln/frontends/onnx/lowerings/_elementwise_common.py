@@ -32,8 +32,10 @@ Conventions of this family:
   exponent band; bf16 -> fp32 values exceed the int32 range of the integer split used for fp16), float Mod (a - b *
   floor(a / b) is not exact with a reciprocal), integer Pow, int32 base or exponent
   conversions that are not exact, uint32/uint64/double/string/float8/int4 tensors.
-  Sin/Cos/Tan/... have no lowering at all, so the importer's support check reports them. Erf and
-  Gelu(approximate="none") are the documented exception: a measured float32 approximation (approx.py).
+  Erf and Gelu(approximate="none") are the documented exception: a measured float32 approximation
+  (approx.py). Sin/Cos/Tan/Asin/Acos/Atan/Sinh/Cosh/Asinh/Acosh/Atanh (float32) are ``tosa.custom`` ops
+  ``math.<name>`` with a numpy kernel (``nnkiln.reference.custom_math``), as the spec allows for what TOSA
+  cannot express.
 """
 
 from __future__ import annotations

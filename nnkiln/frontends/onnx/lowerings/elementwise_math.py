@@ -428,3 +428,35 @@ def Clip(ctx: NodeContext) -> Result:
         xv, bv = (to_rank(ctx.g, xv, len(shape_of(bv))), to_rank(ctx.g, bv, len(shape_of(xv))))
         xv = emit(ctx, cls, [xv, bv], dom)
     return [narrow(ctx, xv, kind) if dom is not kind else xv]
+
+
+# ------------------------------------------------------------------------------------------------
+# Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh: TOSA 0.30 has no trigonometric ops and
+# no exact composition of its ops computes them, so each is one ``tosa.custom`` ``math.<name>`` (config
+# "math") whose kernel (``nnkiln.reference.custom_math``, numpy float32) the reference interpreter and the
+# runtime share. Float32 only; constant inputs fold with the same function.
+
+_TRIG_OPS = {"Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "asin", "Acos": "acos", "Atan": "atan",
+             "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh"}
+
+
+@lowering(*_TRIG_OPS)
+def _trig(ctx: NodeContext) -> Result:
+    """Sin … Atanh: one ``tosa.custom`` ``math.<name>`` (float32)."""
+    from xdsl.dialects.builtin import TensorType
+
+    from nnkiln.dialects.tosa.base import element_type
+    from nnkiln.dialects.tosa.ops_custom import CustomOp
+    from nnkiln.reference import custom_math
+
+    name = _TRIG_OPS[ctx.op_type]
+    tv = ctx.input(0)
+    if tv.kind is not Kind.F32:
+        raise ctx.error(f"{tv.kind.value} inputs are not supported (float32 only: a tosa.custom math.{name})")
+    if tv.is_const:
+        return [custom_math.trig_f32(name, np.asarray(tv.const))]
+    custom_math.register()
+    x = ctx.tensor(0)
+    rt = TensorType(element_type(Kind.F32), list(shape_of(x)))
+    return [ctx.g.value(CustomOp, [x], [rt], identifier=f"math.{name}", config="math", implementation_attrs="{}")]
+

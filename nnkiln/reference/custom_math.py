@@ -1,0 +1,44 @@
+"""Kernels of nnkiln's ``tosa.custom`` math functions, which TOSA 0.30 lacks: ``sin``, ``cos``, ``tan``, ``asin``,
+``acos``, ``atan``, ``sinh``, ``cosh``, ``asinh``, ``acosh``, ``atanh`` (numpy only, no xDSL: the reference
+interpreter and the runtime run them, also from a saved blob in a fresh process).
+
+Identifiers ``math.<name>`` (the ONNX importer's ``Sin`` … ``Atanh``); the NNEF reader's 1.0.5 functions are the
+same kernels under ``nnef.<name>`` (``custom_nnef``). One float32 operand and result, computed by numpy in float32
+(correctly rounded to within an ulp or two, as the frameworks' own CPU kernels); NaN outside the domain
+(``asin(2)``, ``acosh(0.5)``), ``atanh(±1) = ±inf``, no floating-point warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+TRIG_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+}
+"""The functions by their NNEF / ``math.`` name (ONNX's op names capitalised)."""
+
+_DONE = False
+
+
+def trig_f32(name: str, x: np.ndarray) -> np.ndarray:
+    """``TRIG_FUNCTIONS[name]`` of ``x`` in float32 (also the importers' constant folding)."""
+    with np.errstate(all="ignore"):
+        return np.asarray(TRIG_FUNCTIONS[name](np.asarray(x, np.float32)), np.float32)
+
+
+def register() -> None:
+    """Register the ``math.*`` kernels for the reference interpreter and the runtime (idempotent)."""
+    global _DONE
+    if _DONE:
+        return
+    from nnkiln.reference.registry import register_custom
+
+    for name in TRIG_FUNCTIONS:
+        register_custom(f"math.{name}", lambda c, name=name: [trig_f32(name, c.inputs[0])])
+    _DONE = True
+
+
+__all__ = ["TRIG_FUNCTIONS", "register", "trig_f32"]
