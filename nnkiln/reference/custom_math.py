@@ -6,6 +6,9 @@ Identifiers ``math.<name>`` (the ONNX importer's ``Sin`` … ``Atanh``); the NNE
 same kernels under ``nnef.<name>`` (``custom_nnef``). One float32 operand and result, computed by numpy in float32
 (correctly rounded to within an ulp or two, as the frameworks' own CPU kernels); NaN outside the domain
 (``asin(2)``, ``acosh(0.5)``), ``atanh(±1) = ±inf``, no floating-point warnings.
+
+``math.fmod`` / ``math.mod`` (two operands of one float type, broadcasting): ONNX's float ``Mod`` with fmod = 1 / 0
+(``mod_float``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,14 @@ def trig_f32(name: str, x: np.ndarray) -> np.ndarray:
         return np.asarray(TRIG_FUNCTIONS[name](np.asarray(x, np.float32)), np.float32)
 
 
+def mod_float(a: np.ndarray, b: np.ndarray, fmod: bool) -> np.ndarray:
+    """ONNX's float ``Mod``: C's ``fmod`` (the sign of ``a``) or, ``fmod`` false, the sign of ``b`` (numpy's
+    ``mod``); exact (a remainder is representable), NaN for ``b = 0`` or infinite ``a``; broadcasting."""
+    with np.errstate(all="ignore"):
+        r = (np.fmod if fmod else np.mod)(a, b)
+    return np.asarray(r, np.result_type(a, b))
+
+
 def register() -> None:
     """Register the ``math.*`` kernels for the reference interpreter and the runtime (idempotent)."""
     global _DONE
@@ -38,7 +49,9 @@ def register() -> None:
 
     for name in TRIG_FUNCTIONS:
         register_custom(f"math.{name}", lambda c, name=name: [trig_f32(name, c.inputs[0])])
+    register_custom("math.fmod", lambda c: [mod_float(c.inputs[0], c.inputs[1], True)])
+    register_custom("math.mod", lambda c: [mod_float(c.inputs[0], c.inputs[1], False)])
     _DONE = True
 
 
-__all__ = ["TRIG_FUNCTIONS", "register", "trig_f32"]
+__all__ = ["TRIG_FUNCTIONS", "mod_float", "register", "trig_f32"]

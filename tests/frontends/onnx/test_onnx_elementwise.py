@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -354,7 +355,7 @@ def test_pow_forms() -> None:
 
 @pytest.mark.parametrize(("op", "inputs", "attrs"), [
     ("Gelu", [rand(3).astype(np.float16)], {"approximate": "none"}),
-    ("Mod", [rand(3), rand(3)], {"fmod": 1}),
+    ("Mod", [rand(3).astype(ml_dtypes.bfloat16), rand(3).astype(ml_dtypes.bfloat16)], {"fmod": 1}),
     ("Cast", [rand(3)], {"to": TensorProto.FLOAT16}),
     ("Pow", [np.array([2, 3], np.int32), np.array([2, 2], np.int32)], {}),
 ])
@@ -432,3 +433,23 @@ def test_compiled_trigonometric_blob_runs_in_a_fresh_process(tmp_path) -> None: 
             f"np.save({str(tmp_path / 'y.npy')!r}, y); assert not any(m.startswith('xdsl') for m in sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), got)
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_float_mod_matches_numpy_and_onnxruntime(fmod: int, dtype: type) -> None:
+    """Float Mod (a tosa.custom math.fmod / math.mod): exact remainders with broadcasting, signed zeros, and the
+    edge cases (b = 0, infinite a, infinite b) as numpy's fmod / mod, which is what ONNX specifies."""
+    a = (rand(3, 4, 5, lo=-50, hi=50)).astype(dtype)
+    a.reshape(-1)[:6] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 7.5]
+    b = (rand(4, 1, lo=-6, hi=6)).astype(dtype)
+    b.reshape(-1)[:3] = [0.0, np.inf, -2.5]
+    model = make_model("Mod", [a, b], fmod=fmod)
+    got = run(model, [a, b])
+    with np.errstate(all="ignore"):
+        want = (np.fmod if fmod else np.mod)(a, b)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    if dtype is np.float32 and fmod == 1:  # onnxruntime implements float Mod with fmod = 1 only
+        np.testing.assert_array_equal(got, run_ort(model, [a, b]))

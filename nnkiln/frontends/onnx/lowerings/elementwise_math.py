@@ -241,14 +241,17 @@ def _np_mod(a: np.ndarray, b: np.ndarray, fmod: int) -> np.ndarray:
 @lowering("Mod")
 def Mod(ctx: NodeContext) -> Result:
     """Mod (integers): ``r = a - b * INTDIV(a, b)`` (fmod=1: sign of a); fmod=0 adds ``b`` where ``r != 0``
-    and ``r``, ``b`` have different signs (sign of b). Float Mod is not supported (not exact in TOSA)."""
+    and ``r``, ``b`` have different signs (sign of b). Float Mod (float32 / float16): ``a - b·floor(a/b)`` is not
+    exact in TOSA 0.30 (no float division), so it is one ``tosa.custom`` ``math.fmod`` (fmod=1, C's fmod) or
+    ``math.mod`` (fmod=0, the sign of b) whose numpy kernel is exact (``nnkiln.reference.custom_math``)."""
     fmod = int(ctx.attr("fmod", 0))
     if all_const(ctx):
         a, b = consts(ctx)[:2]
-        return [_np_mod(a, b, fmod)]
+        with np.errstate(all="ignore"):
+            return [_np_mod(a, b, fmod)]
     kind = value_kind([ctx.input(0), ctx.input(1)])
     if kind.is_float:
-        raise ctx.error("float Mod is not supported: a - b * floor(a / b) is not exact without a float division")
+        return _float_mod(ctx, kind, fmod)
 
     def build(a: SSAValue, b: SSAValue, k: Kind) -> SSAValue:
         q = binop(ctx, IntDivOp, a, b)
@@ -260,6 +263,25 @@ def Mod(ctx: NodeContext) -> Result:
         signs_differ = binop(ctx, LogicalXorOp, cmp(ctx, GreaterOp, zero, r), cmp(ctx, GreaterOp, zero, b))
         fix = binop(ctx, LogicalAndOp, nonzero, signs_differ)
         return select(ctx, fix, binop(ctx, AddOp, r, b), r)
+
+    return _arith(ctx, build, lambda a, b: _np_mod(a, b, fmod))
+
+
+def _float_mod(ctx: NodeContext, kind: Kind, fmod: int) -> Result:
+    from xdsl.dialects.builtin import TensorType
+
+    from nnkiln.dialects.tosa.base import element_type
+    from nnkiln.dialects.tosa.ops_custom import CustomOp
+    from nnkiln.reference import custom_math
+
+    if kind not in (Kind.F32, Kind.F16):
+        raise ctx.error(f"float Mod is not supported for {kind.value} (float32 and float16 only)")
+    custom_math.register()
+
+    def build(a: SSAValue, b: SSAValue, k: Kind) -> SSAValue:
+        rt = TensorType(element_type(k), list(np.broadcast_shapes(shape_of(a), shape_of(b))))
+        return ctx.g.value(CustomOp, [a, b], [rt], identifier="math.fmod" if fmod else "math.mod", config="math",
+                           implementation_attrs="{}")
 
     return _arith(ctx, build, lambda a, b: _np_mod(a, b, fmod))
 
