@@ -8,7 +8,8 @@ same kernels under ``nnef.<name>`` (``custom_nnef``). One float32 operand and re
 (``asin(2)``, ``acosh(0.5)``), ``atanh(±1) = ±inf``, no floating-point warnings.
 
 ``math.fmod`` / ``math.mod`` (two operands of one float type, broadcasting): ONNX's float ``Mod`` with fmod = 1 / 0
-(``mod_float``).
+(``mod_float``). ``math.cast``: a float conversion TOSA 0.30's CAST lacks (f32 -> f16 / bf16, bf16 -> f32, f16 <->
+bf16) to the result's type, rounding to nearest even, overflow to ±inf, NaN kept (numpy / ml_dtypes).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def register() -> None:
         register_custom(f"math.{name}", lambda c, name=name: [trig_f32(name, c.inputs[0])])
     register_custom("math.fmod", lambda c: [mod_float(c.inputs[0], c.inputs[1], True)])
     register_custom("math.mod", lambda c: [mod_float(c.inputs[0], c.inputs[1], False)])
+    register_custom("math.cast", lambda c: [np.asarray(c.inputs[0]).astype(c.out_dtypes[0])])
     _DONE = True
 
 

@@ -356,12 +356,12 @@ def test_pow_forms() -> None:
 @pytest.mark.parametrize(("op", "inputs", "attrs"), [
     ("Gelu", [rand(3).astype(np.float16)], {"approximate": "none"}),
     ("Mod", [rand(3).astype(ml_dtypes.bfloat16), rand(3).astype(ml_dtypes.bfloat16)], {"fmod": 1}),
-    ("Cast", [rand(3)], {"to": TensorProto.FLOAT16}),
+    ("Cast", [rand(3)], {"to": TensorProto.FLOAT8E4M3FN}),
     ("Pow", [np.array([2, 3], np.int32), np.array([2, 2], np.int32)], {}),
 ])
 def test_not_supported_cases_are_reported(op: str, inputs: list[np.ndarray], attrs: dict[str, Any]) -> None:
     opset = 20 if op == "Gelu" else 18
-    out_type = TensorProto.FLOAT16 if op == "Cast" else None
+    out_type = TensorProto.FLOAT8E4M3FN if op == "Cast" else None
     model = make_model(op, inputs, opset=opset, out_type=out_type, **attrs)
     with pytest.raises(FrontendError, match="not supported"):
         import_model_proto(model, inputs)
@@ -453,3 +453,17 @@ def test_float_mod_matches_numpy_and_onnxruntime(fmod: int, dtype: type) -> None
     assert np.array_equal(np.signbit(got), np.signbit(want))
     if dtype is np.float32 and fmod == 1:  # onnxruntime implements float Mod with fmod = 1 only
         np.testing.assert_array_equal(got, run_ort(model, [a, b]))
+
+
+@pytest.mark.parametrize("to,dtype", [(TensorProto.FLOAT16, np.float16), (TensorProto.BFLOAT16, ml_dtypes.bfloat16)])
+def test_float_narrowing_cast_rounds_to_nearest_even(to: int, dtype: type) -> None:
+    """f32 -> f16 / bf16 (a tosa.custom math.cast): ties to even, overflow to inf, NaN and signed zeros kept,
+    subnormals (f16), bit for bit as numpy / ml_dtypes; back to f32 the same way."""
+    x = rand(64, lo=-70000, hi=70000)
+    x[:8] = [np.nan, np.inf, -np.inf, -0.0, 1e-6, 65520.0, 1.0 + 2.0 ** -11, 3.4e38]
+    got = run(make_model("Cast", [x], out_type=to, to=to), [x])
+    want = x.astype(dtype)
+    assert got.dtype == want.dtype
+    assert got.view(np.uint16).tolist() == want.view(np.uint16).tolist()
+    back = run(make_model("Cast", [want], out_type=TensorProto.FLOAT, to=TensorProto.FLOAT), [want])
+    assert back.view(np.uint32).tolist() == want.astype(np.float32).view(np.uint32).tolist()

@@ -1,9 +1,11 @@
 """Cast and CastLike (ONNX float->int truncation, int64 carried as int32, fp16 -> fp32 composed exactly).
 
-Not supported (errors say "not supported"): the other float->float Casts (fp32 -> fp16/bf16 needs
-rounding at an exponent-dependent bit position, which TOSA 0.30 cannot express without one SELECT per
-exponent band; bf16 -> fp32 values exceed the int32 range of the integer split used for fp16) and
-uint32/uint64/double/string/float8/int4 tensors. See ``_elementwise_common`` for the family conventions.
+The other float->float Casts (fp32 -> fp16/bf16 needs rounding at an exponent-dependent bit position, which
+TOSA 0.30 cannot express without one SELECT per exponent band; bf16 -> fp32 values exceed the int32 range of
+the integer split used for fp16) are one ``tosa.custom`` ``math.cast`` each (``_float_cast``: numpy's
+round-to-nearest-even conversion, the kernel shared by the reference interpreter and the runtime).
+Not supported (errors say "not supported"): uint32/uint64/double/string/float8/int4 tensors. See
+``_elementwise_common`` for the family conventions.
 """
 
 from __future__ import annotations
@@ -98,6 +100,23 @@ def _np_cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return x.astype(dtype)
 
 
+def _float_cast(ctx: NodeContext, x: SSAValue, src: Kind, target: Kind) -> SSAValue:
+    """A float -> float conversion TOSA 0.30's CAST lacks (f32 -> f16 / bf16, bf16 -> f32, f16 <-> bf16): one
+    ``tosa.custom`` ``math.cast`` whose kernel converts with round to nearest even, overflow to ±inf, NaN
+    kept (numpy / ml_dtypes ``astype``: what ONNX specifies for these types)."""
+    from xdsl.dialects.builtin import TensorType
+
+    from nnkiln.dialects.tosa.base import element_type
+    from nnkiln.dialects.tosa.ops_custom import CustomOp
+    from nnkiln.reference import custom_math
+
+    if target not in (Kind.F32, Kind.F16, Kind.BF16) or src not in (Kind.F32, Kind.F16, Kind.BF16):
+        raise ctx.error(f"casting {src.value} to {target.value} is not supported")
+    custom_math.register()
+    rt = TensorType(element_type(target), list(shape_of(x)))
+    return ctx.g.value(CustomOp, [x], [rt], identifier="math.cast", config="math", implementation_attrs="{}")
+
+
 def _cast(ctx: NodeContext, tv: TensorValue, target: Kind, dtype: np.dtype) -> Result:
     """ONNX Cast to ``target`` (exact; see the module docstring for what is not supported)."""
     if tv.is_const:
@@ -109,8 +128,7 @@ def _cast(ctx: NodeContext, tv: TensorValue, target: Kind, dtype: np.dtype) -> R
     if src is Kind.F16 and target is Kind.F32:
         return [_f16_to_f32(ctx, x)]
     if src.is_float and target.is_float:
-        raise ctx.error(f"casting {src.value} to {target.value} is not supported (not a TOSA 0.30 CAST mode; "
-                        "no exact composition)")
+        return [_float_cast(ctx, x, src, target)]
     if target is Kind.BOOL:
         if src.is_float:
             return [unop(ctx, LogicalNotOp, cmp(ctx, EqualOp, x, splat(ctx, 0.0, x)))]
@@ -135,8 +153,8 @@ def _cast(ctx: NodeContext, tv: TensorValue, target: Kind, dtype: np.dtype) -> R
 def Cast(ctx: NodeContext) -> Result:
     """Cast: CAST, with ONNX's float->int truncation composed as ``SELECT(x < 0, CEIL, FLOOR)`` before
     CAST (exact), int64 targets carried as int32, float->bool as ``x != 0``, bool->float via int32.
-    fp16->fp32 is composed exactly (``_f16_to_f32``); other float<->float casts are not supported
-    (see the module docstring)."""
+    fp16->fp32 is composed exactly (``_f16_to_f32``); other float<->float casts are a ``math.cast`` custom
+    op (see the module docstring)."""
     to = ctx.attr("to")
     if to is None:
         raise ctx.error("attribute 'to' is required")
