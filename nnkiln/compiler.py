@@ -41,10 +41,9 @@ def compile_to_rt(module: Any, target: str = "cpu", pipeline: str = "default", t
                   print_ir_after_all: bool = False, timing: bool = False, stream: TextIO | None = None) -> Any:
     """Run the pipeline on a copy of ``module``; returns the rt-level module."""
     from nnkiln.ir.passes import PassManager
+    from nnkiln.ir.collector import fewer_collections
     from nnkiln.ir.verify import verify_module
     from nnkiln.targets import get_target
-
-    from nnkiln.ir.collector import fewer_collections
 
     tgt = get_target(target, threads=threads)
     with fewer_collections():

@@ -10,6 +10,7 @@ same kernels under ``nnef.<name>`` (``custom_nnef``). One float32 operand and re
 ``math.fmod`` / ``math.mod`` (two operands of one float type, broadcasting): ONNX's float ``Mod`` with fmod = 1 / 0
 (``mod_float``). ``math.cast``: a float conversion TOSA 0.30's CAST lacks (f32 -> f16 / bf16, bf16 -> f32, f16 <->
 bf16) to the result's type, rounding to nearest even, overflow to ±inf, NaN kept (numpy / ml_dtypes).
+``math.bitcast``: the operand's bytes read as the result's type of the same size (ONNX ``BitCast``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ def mod_float(a: np.ndarray, b: np.ndarray, fmod: bool) -> np.ndarray:
     return np.asarray(r, np.result_type(a, b))
 
 
+def bitcast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``x``'s bytes read as ``dtype`` (same item size; any rank, 0-d included)."""
+    a = np.asarray(x)
+    return (a if a.flags.c_contiguous else a.copy()).view(dtype).reshape(a.shape)
+
+
 def register() -> None:
     """Register the ``math.*`` kernels for the reference interpreter and the runtime (idempotent)."""
     global _DONE
@@ -53,7 +60,8 @@ def register() -> None:
     register_custom("math.fmod", lambda c: [mod_float(c.inputs[0], c.inputs[1], True)])
     register_custom("math.mod", lambda c: [mod_float(c.inputs[0], c.inputs[1], False)])
     register_custom("math.cast", lambda c: [np.asarray(c.inputs[0]).astype(c.out_dtypes[0])])
+    register_custom("math.bitcast", lambda c: [bitcast(c.inputs[0], c.out_dtypes[0])])
     _DONE = True
 
 
-__all__ = ["TRIG_FUNCTIONS", "mod_float", "register", "trig_f32"]
+__all__ = ["TRIG_FUNCTIONS", "bitcast", "mod_float", "register", "trig_f32"]

@@ -467,3 +467,25 @@ def test_float_narrowing_cast_rounds_to_nearest_even(to: int, dtype: type) -> No
     assert got.view(np.uint16).tolist() == want.view(np.uint16).tolist()
     back = run(make_model("Cast", [want], out_type=TensorProto.FLOAT, to=TensorProto.FLOAT), [want])
     assert back.view(np.uint32).tolist() == want.astype(np.float32).view(np.uint32).tolist()
+
+
+@pytest.mark.parametrize("src,to,dst", [(np.float32, TensorProto.INT32, np.int32), (np.int32, TensorProto.FLOAT, np.float32),
+                                        (np.int8, TensorProto.UINT8, np.uint8), (np.uint16, TensorProto.INT16, np.int16)])
+def test_bitcast_reads_the_same_bits(src: type, to: int, dst: type) -> None:
+    """BitCast (a tosa.custom math.bitcast): numpy's view, NaN payloads included; a constant folds the same way;
+    types carried in 32 bits refuse."""
+    raw = RNG.integers(0, 2**32, 24, dtype=np.uint64).astype(np.uint32)
+    x = raw.view(np.float32).reshape(2, 3, 4) if src is np.float32 else raw.astype(src).reshape(2, 3, 4)
+    if src is np.float32:
+        x.reshape(-1)[0] = np.float32(np.nan)
+    got = run(make_model("BitCast", [x], out_type=to, opset=26, to=to), [x])
+    assert got.dtype == np.dtype(dst) and got.shape == x.shape
+    assert got.tobytes() == np.ascontiguousarray(x).tobytes()  # bit for bit (NaN payloads too)
+    folded = run(make_model("BitCast", [], out_type=to, opset=26, consts={0: x}, to=to), [])
+    assert folded.dtype == got.dtype and folded.tobytes() == got.tobytes()
+
+
+def test_bitcast_of_a_64_bit_type_is_refused() -> None:
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(FrontendError, match="int64 values are carried as i32"):
+        import_model_proto(make_model("BitCast", [x], out_type=TensorProto.INT64, opset=26, to=TensorProto.INT64))

@@ -35,8 +35,8 @@ Y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
 
 def test_every_unsupported_op_is_listed_with_counts_and_names(tmp_path: Path):
     nodes = [
-        helper.make_node("BitCast", ["x"], ["a"], name="s1", to=TensorProto.FLOAT),
-        helper.make_node("BitCast", ["a"], ["b"], name="s2", to=TensorProto.FLOAT),
+        helper.make_node("ImageDecoder", ["x"], ["a"], name="s1"),
+        helper.make_node("ImageDecoder", ["a"], ["b"], name="s2"),
         helper.make_node("NonMaxSuppression", ["b", "b"], ["c"], name="ch"),
         helper.make_node("Relu", ["c"], ["y"], name="r"),
     ]
@@ -44,7 +44,7 @@ def test_every_unsupported_op_is_listed_with_counts_and_names(tmp_path: Path):
         nnkiln.load(_save(tmp_path, _model(nodes, [X], [Y])))
     text = str(info.value)
     assert "2 unsupported operator type(s)" in text
-    assert "BitCast x2 (nodes: s1, s2)" in text and "NonMaxSuppression x1 (nodes: ch)" in text
+    assert "ImageDecoder x2 (nodes: s1, s2)" in text and "NonMaxSuppression x1 (nodes: ch)" in text
 
 
 def test_an_op_without_lowering_on_constants_is_folded_with_onnx_semantics(tmp_path: Path):

@@ -164,6 +164,35 @@ def Cast(ctx: NodeContext) -> Result:
     return _cast(ctx, ctx.input(0), target, dtype)
 
 
+@lowering("BitCast")
+def BitCast(ctx: NodeContext) -> Result:
+    """BitCast (opset 26): the same bits read as another type of the same size (f32 <-> i32, i8 <-> u8,
+    u16 <-> i16, bool -> u8). TOSA 0.30 has no bit reinterpretation: one ``tosa.custom`` ``math.bitcast``
+    (a numpy view). Types carried in another width (int64, float64) and targets of bool are not supported."""
+    from xdsl.dialects.builtin import TensorType
+
+    from nnkiln.dialects.tosa.base import element_type
+    from nnkiln.dialects.tosa.ops_custom import CustomOp
+    from nnkiln.reference import custom_math
+
+    to = ctx.attr("to")
+    if to is None:
+        raise ctx.error("attribute 'to' is required")
+    target, dtype = _onnx_target(ctx, int(to))
+    tv = ctx.input(0)
+    store_in, store_out = np.dtype(np_dtype(tv.kind)), np.dtype(np_dtype(target))
+    if store_out.itemsize != dtype.itemsize:
+        raise ctx.error(f"bit casting to {dtype} is not supported ({dtype} values are carried as {target.value})")
+    if store_in.itemsize != store_out.itemsize or target is Kind.BOOL:
+        raise ctx.error(f"bit casting {tv.kind.value} to {dtype} is not supported (different sizes or a bool target)")
+    if tv.is_const:
+        return [custom_math.bitcast(np.asarray(tv.const, store_in), store_out)]
+    custom_math.register()
+    x = ctx.importer.materialize(tv)
+    rt = TensorType(element_type(target), list(shape_of(x)))
+    return [ctx.g.value(CustomOp, [x], [rt], identifier="math.bitcast", config="math", implementation_attrs="{}")]
+
+
 @lowering("CastLike")
 def CastLike(ctx: NodeContext) -> Result:
     """CastLike: Cast to the element type of input 1."""
