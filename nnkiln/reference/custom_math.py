@@ -11,6 +11,7 @@ same kernels under ``nnef.<name>`` (``custom_nnef``). One float32 operand and re
 (``mod_float``). ``math.cast``: a float conversion TOSA 0.30's CAST lacks (f32 -> f16 / bf16, bf16 -> f32, f16 <->
 bf16) to the result's type, rounding to nearest even, overflow to ±inf, NaN kept (numpy / ml_dtypes).
 ``math.bitcast``: the operand's bytes read as the result's type of the same size (ONNX ``BitCast``).
+``math.pow_int``: ONNX ``Pow`` with an integer base (``pow_int``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,24 @@ def bitcast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return (a if a.flags.c_contiguous else a.copy()).view(dtype).reshape(a.shape)
 
 
+def pow_int(a: np.ndarray, b: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """ONNX ``Pow`` with an integer base, as the ONNX reference (numpy) computes it, in ``dtype`` (the base's
+    type): an integer exponent gives the power wrapped to the result's width (computed in int64: its low bits
+    are the same), a negative one the truncated quotient 1 / a^-b (1 for a = 1, ±1 for a = -1, else 0); a
+    float exponent gives the float64 power truncated toward zero (NaN 0, clipped to the type's range)."""
+    a, b = np.asarray(a), np.asarray(b)
+    info = np.iinfo(dtype)
+    if b.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            r = np.trunc(np.power(a.astype(np.float64), b.astype(np.float64)))
+        return np.clip(np.nan_to_num(r, nan=0.0), info.min, info.max).astype(dtype)
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    neg = b64 < 0
+    r = np.power(a64, np.where(neg, 0, b64))
+    inv = np.where(a64 == 1, 1, np.where(a64 == -1, np.where(b64 % 2 == 0, 1, -1), 0))
+    return np.where(neg, inv, r).astype(dtype)
+
+
 def register() -> None:
     """Register the ``math.*`` kernels for the reference interpreter and the runtime (idempotent)."""
     global _DONE
@@ -61,7 +80,8 @@ def register() -> None:
     register_custom("math.mod", lambda c: [mod_float(c.inputs[0], c.inputs[1], False)])
     register_custom("math.cast", lambda c: [np.asarray(c.inputs[0]).astype(c.out_dtypes[0])])
     register_custom("math.bitcast", lambda c: [bitcast(c.inputs[0], c.out_dtypes[0])])
+    register_custom("math.pow_int", lambda c: [pow_int(c.inputs[0], c.inputs[1], c.out_dtypes[0])])
     _DONE = True
 
 
-__all__ = ["TRIG_FUNCTIONS", "bitcast", "mod_float", "register", "trig_f32"]
+__all__ = ["TRIG_FUNCTIONS", "bitcast", "mod_float", "pow_int", "register", "trig_f32"]

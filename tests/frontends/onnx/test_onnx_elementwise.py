@@ -357,7 +357,7 @@ def test_pow_forms() -> None:
     ("Gelu", [rand(3).astype(np.float16)], {"approximate": "none"}),
     ("Mod", [rand(3).astype(ml_dtypes.bfloat16), rand(3).astype(ml_dtypes.bfloat16)], {"fmod": 1}),
     ("Cast", [rand(3)], {"to": TensorProto.FLOAT8E4M3FN}),
-    ("Pow", [np.array([2, 3], np.int32), np.array([2, 2], np.int32)], {}),
+    ("Pow", [np.array([2, 3], np.uint8), np.array([2, 2], np.int32)], {}),
 ])
 def test_not_supported_cases_are_reported(op: str, inputs: list[np.ndarray], attrs: dict[str, Any]) -> None:
     opset = 20 if op == "Gelu" else 18
@@ -489,3 +489,22 @@ def test_bitcast_of_a_64_bit_type_is_refused() -> None:
     x = np.arange(4, dtype=np.float32)
     with pytest.raises(FrontendError, match="int64 values are carried as i32"):
         import_model_proto(make_model("BitCast", [x], out_type=TensorProto.INT64, opset=26, to=TensorProto.INT64))
+
+
+def test_integer_pow_matches_onnxruntime_and_wraps_like_numpy() -> None:
+    """Pow with an int32 base (a tosa.custom math.pow_int): onnxruntime agrees where the result fits; larger
+    powers wrap to 32 bits (numpy's integer power); negative exponents truncate 1/a^n; a float exponent's
+    power is truncated toward zero; a constant base folds with the same kernel."""
+    a = np.array([[2, -3, 5, 1, -1, 7], [0, 4, -2, 3, 10, -1]], np.int32)
+    b = np.array([[3, 3, 0, -4, -3, 2], [5, -1, 7, 4, 2, 6]], np.int32)
+    model = make_model("Pow", [a, b])
+    got = run(model, [a, b])
+    np.testing.assert_array_equal(got, run_ort(model, [a, b]))
+    big = np.array([3, 7, -5], np.int32), np.array([25, 13, 19], np.int32)
+    assert run(make_model("Pow", list(big)), list(big)).tolist() == np.power(*[v.astype(np.int64) for v in big]).astype(np.int32).tolist()
+    fexp = np.array([2.5, 0.5, -1.0], np.float32)
+    base = np.array([4, 9, 2], np.int32)
+    model = make_model("Pow", [base, fexp])
+    assert run(model, [base, fexp]).tolist() == [32, 3, 0] == run_ort(model, [base, fexp]).tolist()
+    folded = run(make_model("Pow", [None, b], consts={0: a}), [b])
+    np.testing.assert_array_equal(folded, got)

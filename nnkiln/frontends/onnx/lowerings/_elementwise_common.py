@@ -27,10 +27,11 @@ Conventions of this family:
   * Activations composed of EXP/LOG/TANH (Elu, Selu, Celu, Softplus, Mish, Gelu(tanh)) are exact
     compositions of the ONNX formulas up to the rounding of each TOSA op.
 - Cast fp16 -> fp32 (not a TOSA 0.30 CAST mode) is composed exactly from integer CASTs (``elementwise_cast._f16_to_f32``).
-- The other float->float Casts (fp32 -> fp16/bf16, bf16 -> fp32, fp16 <-> bf16) and float Mod have no exact
-  TOSA 0.30 composition and are ``tosa.custom`` ``math.cast`` / ``math.fmod`` / ``math.mod`` (exact numpy kernels).
-- Not supported (errors say "not supported"): integer Pow, int32 base or exponent
-  conversions that are not exact, uint32/uint64/double/string/float8/int4 tensors.
+- The other float->float Casts (fp32 -> fp16/bf16, bf16 -> fp32, fp16 <-> bf16), float Mod, BitCast and Pow
+  with an integer base have no exact TOSA 0.30 composition and are ``tosa.custom`` ``math.cast`` /
+  ``math.fmod`` / ``math.mod`` / ``math.bitcast`` / ``math.pow_int`` (exact numpy kernels).
+- Not supported (errors say "not supported"): unsigned integer bases of Pow, exponent conversions that are
+  not exact, uint32/uint64/double/string/float8/int4 tensors.
   Erf and Gelu(approximate="none") are the documented exception: a measured float32 approximation
   (approx.py). Sin/Cos/Tan/Asin/Acos/Atan/Sinh/Cosh/Asinh/Acosh/Atanh (float32) are ``tosa.custom`` ops
   ``math.<name>`` with a numpy kernel (``nnkiln.reference.custom_math``), as the spec allows for what TOSA

@@ -144,6 +144,10 @@ def Div(ctx: NodeContext) -> Result:
 
 
 def _np_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":  # the kernel of math.pow_int, so that folding and running agree
+        from nnkiln.reference.custom_math import pow_int
+
+        return pow_int(a, b, a.dtype)
     with np.errstate(all="ignore"):
         return np.power(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
 
@@ -151,15 +155,16 @@ def _np_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @lowering("Pow")
 def Pow(ctx: NodeContext) -> Result:
     """Pow: POW (float base; an integer exponent is CAST to the base's float type, exact for
-    |y| < 2^24). POW takes ranks 1..4: rank-0 operands are reshaped to [1]. Integer bases are not
-    supported (TOSA has no integer power; a float round trip is not exact)."""
+    |y| < 2^24). POW takes ranks 1..4: rank-0 operands are reshaped to [1]. Integer bases (TOSA has no
+    integer power and a float round trip is not exact): one ``tosa.custom`` ``math.pow_int`` (see
+    ``nnkiln.reference.custom_math.pow_int``: wrapping integer powers, or a float exponent's power truncated)."""
     if all_const(ctx):
         a, b = consts(ctx)[:2]
         return [_np_pow(a, b)]
     x_tv, y_tv = ctx.input(0), ctx.input(1)
     kind = x_tv.kind
     if not kind.is_float:
-        raise ctx.error("integer bases are not supported (TOSA 0.30 POW is float-only and a float round trip is not exact)")
+        return [_int_pow(ctx, x_tv, y_tv)]
     if not y_tv.is_const and not (y_tv.kind.is_float and y_tv.kind is kind) and y_tv.kind not in TOSA_INTS:
         raise ctx.error(f"exponents of type {y_tv.kind.value} with a {kind.value} base are not supported")
     x, y = operands(ctx, [x_tv, y_tv], kind)
@@ -171,6 +176,21 @@ def Pow(ctx: NodeContext) -> Result:
         raise ctx.error(f"rank {rank} is not supported (TOSA POW takes ranks 1..4)")
     out = binop(ctx, PowOp, x, y)
     return [reshape(ctx.g, out, ()) if rank == 0 else out]
+
+
+def _int_pow(ctx: NodeContext, x_tv: TensorValue, y_tv: TensorValue) -> SSAValue:
+    from xdsl.dialects.builtin import TensorType
+
+    from nnkiln.dialects.tosa.base import element_type
+    from nnkiln.dialects.tosa.ops_custom import CustomOp
+    from nnkiln.reference import custom_math
+
+    if x_tv.kind not in (Kind.I8, Kind.I16, Kind.I32) or y_tv.kind is Kind.BOOL:
+        raise ctx.error(f"a {x_tv.kind.value} base with a {y_tv.kind.value} exponent is not supported")
+    custom_math.register()
+    x, y = ctx.importer.materialize(x_tv), ctx.importer.materialize(y_tv)
+    rt = TensorType(element_type(x_tv.kind), list(np.broadcast_shapes(shape_of(x), shape_of(y))))
+    return ctx.g.value(CustomOp, [x, y], [rt], identifier="math.pow_int", config="math", implementation_attrs="{}")
 
 
 def _variadic(ctx: NodeContext, cls: type, fold: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> list[SSAValue | np.ndarray | TensorValue]:
