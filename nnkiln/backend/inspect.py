@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from nnkiln.backend.blob_format import VERSION_MAJOR, VERSION_MINOR, Blob, Memory, _to_json, constants_u8, decode
 
 _CONTROL = ("tosa.cond_if", "tosa.while_loop")

@@ -94,6 +94,21 @@ def _nudge(s: float, k: int) -> float:
 _NUDGES = (0, 1, -1, 2, -2, 3, -3, 5, -5, 8, -8, 16, -16, 64, -64, 256, -256)
 
 
+def _rescaled_i8_operands(op: Operation, to_i32: bool) -> list[Operation] | None:
+    """The ops of a binary int32 op whose operands are each a single-use RESCALE of an int8 tensor (to int32
+    when ``to_i32``), seen through single-use reshapes: those reshapes, the RESCALEs and ``op``; else None."""
+    ops: list[Operation] = []
+    for v in op.operands:
+        src = _through_reshapes(v, ops)
+        if not (_is(src, "tosa.rescale") and kind(src.operands[0]) is Kind.I8  # type: ignore[union-attr]
+                and (not to_i32 or kind(src.results[0]) is Kind.I32)  # type: ignore[union-attr]
+                and _single_user(src.results[0]) is not None):  # type: ignore[union-attr]
+            return None
+        ops.append(src)  # type: ignore[arg-type]
+    ops.append(op)
+    return ops
+
+
 def _through_reshapes(v: SSAValue, ops: list[Operation]) -> object:
     """The producer of ``v`` seen through single-use RESHAPEs (appended to ``ops``)."""
     src = v.owner
@@ -377,28 +392,14 @@ class QuantWriter:
         """int32 MUL of two int8 tensors widened by RESCALEs (zero points removed), then the requantization."""
         if op.name != "tosa.mul" or kind(op.results[0]) is not Kind.I32:
             return None
-        ops: list[Operation] = []
-        for v in op.operands:
-            src = _through_reshapes(v, ops)
-            if not (_is(src, "tosa.rescale") and kind(src.operands[0]) is Kind.I8  # type: ignore[union-attr]
-                    and kind(src.results[0]) is Kind.I32 and _single_user(src.results[0]) is not None):  # type: ignore[union-attr]
-                return None
-            ops.append(src)  # type: ignore[arg-type]
-        ops.append(op)
-        return ("mul", ops) if self._requant_tail(ops, op.results[0]) else None
+        ops = _rescaled_i8_operands(op, to_i32=True)
+        return ("mul", ops) if ops is not None and self._requant_tail(ops, op.results[0]) else None
 
     def _add_chain(self, op: Operation) -> tuple[str, list[Operation]] | None:
         if op.name != "tosa.add" or kind(op.results[0]) is not Kind.I32:
             return None
-        ops: list[Operation] = []
-        for v in op.operands:
-            src = _through_reshapes(v, ops)
-            if not (_is(src, "tosa.rescale") and kind(src.operands[0]) is Kind.I8  # type: ignore[union-attr]
-                    and _single_user(src.results[0]) is not None):  # type: ignore[union-attr]
-                return None
-            ops.append(src)  # type: ignore[arg-type]
-        ops.append(op)
-        return ("add", ops) if self._requant_tail(ops, op.results[0]) else None
+        ops = _rescaled_i8_operands(op, to_i32=False)
+        return ("add", ops) if ops is not None and self._requant_tail(ops, op.results[0]) else None
 
     # -- scales ---------------------------------------------------------------------------------------
     def out_qp(self, v: SSAValue, free: float, zp: int) -> QP:
@@ -608,16 +609,20 @@ class QuantWriter:
         bq = self.params(wv, op)
         if per_channel or int(get(dict(op.properties.items()), "B_zp", 0) or 0) != bq.zp:  # type: ignore[arg-type]
             raise unsupported(op, "its right operand's zero point differs from that tensor's quantization")
-        want = (mult[0], shift[0])
-        y = rescale.results[0]
-        base = xq.scale * bq.scale / (mult[0] * 2.0 ** -shift[0])
-        yq = self.out_qp(ops[-1].results[0], base, out_zp)
-        if _m_s(xq.scale * bq.scale / yq.scale) != want:
+        self._requantized_product(ops, rescale, xq.scale * bq.scale, (mult[0], shift[0]), out_zp,
+                                  f"matmul({self.w.name(op.operands[0])}, {self.w.name(wv)})", "matmul")
+
+    def _requantized_product(self, ops: list[Operation], rescale: Operation, s_ab: float, want: tuple[int, int],
+                             out_zp: int, expr: str, what: str) -> None:
+        """Write ``expr`` (a product of two quantized tensors whose scales multiply to ``s_ab``) with the output
+        quantization that makes the reader's ``s_ab / s_out`` the RESCALE's (multiplier, shift) ``want``."""
+        yq = self.out_qp(ops[-1].results[0], s_ab / (want[0] * 2.0 ** -want[1]), out_zp)
+        if _m_s(s_ab / yq.scale) != want:
             raise unsupported(rescale, f"the scales fixed by the graph give no multiplier {want[0]} / shift {want[1]} "
-                                       "for this matmul")
-        out = self.w.emit(f"matmul({self.w.name(op.operands[0])}, {self.w.name(wv)})")
+                                       f"for this {what}")
+        out = self.w.emit(expr)
         self.w.quant[out] = yq.entry()
-        self._clamp_tail(ops, out, y, yq)
+        self._clamp_tail(ops, out, rescale.results[0], yq)
 
     def g_mul(self, ops: list[Operation]) -> None:
         """int8 × int8 MUL (widened, zero points removed) + RESCALE → ``mul`` between quantized tensors, the
@@ -634,15 +639,9 @@ class QuantWriter:
         in_zp, out_zp, mult, shift, pc = _rescale_params(rq)
         if in_zp != 0 or pc:
             raise unsupported(rq, "a per-channel or offset requantization of an int8 product")
-        want = (mult[0], shift[0])
-        base = qs[0].scale * qs[1].scale / (mult[0] * 2.0 ** -shift[0])
-        yq = self.out_qp(ops[-1].results[0], base, out_zp)
-        if _m_s(qs[0].scale * qs[1].scale / yq.scale) != want:
-            raise unsupported(rq, f"the scales fixed by the graph give no multiplier {want[0]} / shift {want[1]} for "
-                                  "this product")
-        out = self.w.emit(f"mul({self.w.name(wide[0].operands[0])}, {self.w.name(wide[1].operands[0])})")
-        self.w.quant[out] = yq.entry()
-        self._clamp_tail(ops, out, rq.results[0], yq)
+        self._requantized_product(ops, rq, qs[0].scale * qs[1].scale, (mult[0], shift[0]), out_zp,
+                                  f"mul({self.w.name(wide[0].operands[0])}, {self.w.name(wide[1].operands[0])})",
+                                  "product")
 
     def weight_var(self, op: Operation, codes: np.ndarray, zp: int, qs: list[QP], oc: int) -> tuple[str, np.ndarray]:
         """int8 ``codes`` (dimension 0 = output channels) as f32 grid values + their graph.quant entry."""

@@ -20,6 +20,7 @@ Numerics against ``nnkiln.reference`` (float32 everywhere, like the reference):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from itertools import product
 from typing import Any
@@ -368,8 +369,7 @@ def _swapped_groups(shape: tuple[int, ...], perms: tuple[int, ...]) -> tuple[int
     j = perms[k]  # the output starts with input axes j .. n-1, then k .. j-1
     if list(perms[k:]) != list(range(j, n)) + list(range(k, j)):
         return None
-    size = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
-    return size(shape[:k]), size(shape[k:j]), size(shape[j:])
+    return math.prod(shape[:k]), math.prod(shape[k:j]), math.prod(shape[j:])
 
 
 def _plain(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc],

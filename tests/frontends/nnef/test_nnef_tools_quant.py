@@ -88,19 +88,26 @@ def _run(cmd: list[str], env: dict | None, cwd: Path) -> None:
 
 
 def _convert(tmp_path: Path, seed: int, mode: str = "int8") -> tuple[Path, dict, np.ndarray, np.ndarray]:
+    model, info, want, out = _built_and_converted(tmp_path, f"m{seed}", seed, mode, ORACLE, ".npy")
+    return out, info, np.load(model.with_suffix(".npy")), want
+
+
+def _built_and_converted(tmp_path: Path, name: str, seed: int, mode: str, oracle: str,
+                         inputs: str) -> tuple[Path, dict, np.ndarray, Path]:
+    """The TFLite model the builder writes for ``mode`` (with its info and inputs beside it), the TFLite
+    interpreter's outputs on those inputs (``oracle``), and the folder nnef-tools converts it to."""
     env = _nnef_env(tmp_path)
     if env is None:
         pytest.skip("nnef-tools cannot import flatbuffers (needed by its TFLite reader/writer)")
-    model = tmp_path / f"m{seed}.tflite"
+    model = tmp_path / f"{name}.tflite"
     _run([str(PY_NNEF), str(BUILDER), str(model), str(seed), mode], env, tmp_path)
     info = json.loads(model.with_suffix(".json").read_text())
-    x = np.load(model.with_suffix(".npy"))
-    want = tmp_path / f"want{seed}.npy"
-    _run([str(PY_LITERT), "-c", ORACLE, str(model), str(model.with_suffix(".npy")), str(want)], None, tmp_path)
-    out = tmp_path / f"m{seed}_nnef"
+    want = tmp_path / f"want_{name}.npy"
+    _run([str(PY_LITERT), "-c", oracle, str(model), str(model.with_suffix(inputs)), str(want)], None, tmp_path)
+    folder = tmp_path / f"{name}_nnef"
     _run([str(PY_NNEF), "-m", "nnef_tools.convert", "--input-format", "tflite", "--output-format", "nnef",
-          "--input-model", str(model), "--output-model", str(out)], env, tmp_path)
-    return out, info, x, np.load(want)
+          "--input-model", str(model), "--output-model", str(folder)], env, tmp_path)
+    return model, info, np.load(want), folder
 
 
 def _element(t) -> str:  # noqa: ANN001
@@ -172,17 +179,7 @@ def test_quantized_matmul_mul_sigmoid_tanh_run_as_integers(tmp_path: Path, kind:
     import nnkiln
     from nnkiln.frontends.nnef.loader import load_nnef
 
-    env = _nnef_env(tmp_path)
-    if env is None:
-        pytest.skip("nnef-tools cannot import flatbuffers (needed by its TFLite reader/writer)")
-    model = tmp_path / f"{kind}{seed}.tflite"
-    _run([str(PY_NNEF), str(BUILDER), str(model), str(seed), kind], env, tmp_path)
-    info = json.loads(model.with_suffix(".json").read_text())
-    want = tmp_path / f"want{seed}.npy"
-    _run([str(PY_LITERT), "-c", ORACLE_AB, str(model), str(model.with_suffix(".npz")), str(want)], None, tmp_path)
-    folder = tmp_path / f"{kind}{seed}_nnef"
-    _run([str(PY_NNEF), "-m", "nnef_tools.convert", "--input-format", "tflite", "--output-format", "nnef",
-          "--input-model", str(model), "--output-model", str(folder)], env, tmp_path)
+    model, info, want_codes, folder = _built_and_converted(tmp_path, f"{kind}{seed}", seed, kind, ORACLE_AB, ".npz")
     module = load_nnef(str(folder))
     if kind == "matmul":
         mms = [op for op in module.walk() if op.name == "tosa.matmul"]
@@ -200,7 +197,7 @@ def test_quantized_matmul_mul_sigmoid_tanh_run_as_integers(tmp_path: Path, kind:
     real = [(data[k].astype(np.float32) - np.float32(info[f"{k}_zp"])) * np.float32(info[f"{k}_scale"])
             for k in sorted(data.files)]
     feeds = dict(zip(nnkiln.reference.input_names(nnkiln.reference.entry_function(module)), real))
-    xnn, ref = (w.astype(np.float64) for w in np.load(want))
+    xnn, ref = (w.astype(np.float64) for w in want_codes)
     for got in (next(iter(nnkiln.reference.run(module, feeds).values())),
                 next(iter(nnkiln.compile(module).run(feeds).values()))):
         codes = np.floor(np.asarray(got, np.float64) / np.float32(info["y_scale"]) + 0.5) + info["y_zp"]

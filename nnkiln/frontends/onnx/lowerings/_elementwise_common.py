@@ -67,6 +67,20 @@ def emit(ctx: NodeContext, cls: type, args: Sequence[SSAValue], kind: Kind, **at
     return ctx.g.value(cls, list(args), element_type(kind), **attrs)
 
 
+def math_custom(ctx: NodeContext, name: str, args: Sequence[SSAValue], kind: Kind) -> SSAValue:
+    """One ``tosa.custom`` ``math.<name>`` (config "math") on ``args`` with a ``kind`` result of their broadcast
+    shape; its numpy kernel (``nnkiln.reference.custom_math``) serves the interpreter and the runtime."""
+    from xdsl.dialects.builtin import TensorType
+
+    from nnkiln.dialects.tosa.ops_custom import CustomOp
+    from nnkiln.reference import custom_math
+
+    custom_math.register()
+    shape = np.broadcast_shapes(*(shape_of(a) for a in args))
+    return ctx.g.value(CustomOp, list(args), [TensorType(element_type(kind), list(shape))], identifier=f"math.{name}",
+                       config="math", implementation_attrs="{}")
+
+
 def const_array(ctx: NodeContext, arr: np.ndarray, kind: Kind) -> np.ndarray:
     """``arr`` converted to the numpy storage dtype of ``kind``; integers must fit."""
     arr = np.asarray(arr)

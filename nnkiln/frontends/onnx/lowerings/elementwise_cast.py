@@ -28,6 +28,7 @@ from nnkiln.frontends.onnx.lowerings._elementwise_common import (
     binop,
     cmp,
     emit,
+    math_custom,
     mul,
     narrow,
     Result,
@@ -104,17 +105,9 @@ def _float_cast(ctx: NodeContext, x: SSAValue, src: Kind, target: Kind) -> SSAVa
     """A float -> float conversion TOSA 0.30's CAST lacks (f32 -> f16 / bf16, bf16 -> f32, f16 <-> bf16): one
     ``tosa.custom`` ``math.cast`` whose kernel converts with round to nearest even, overflow to ±inf, NaN
     kept (numpy / ml_dtypes ``astype``: what ONNX specifies for these types)."""
-    from xdsl.dialects.builtin import TensorType
-
-    from nnkiln.dialects.tosa.base import element_type
-    from nnkiln.dialects.tosa.ops_custom import CustomOp
-    from nnkiln.reference import custom_math
-
     if target not in (Kind.F32, Kind.F16, Kind.BF16) or src not in (Kind.F32, Kind.F16, Kind.BF16):
         raise ctx.error(f"casting {src.value} to {target.value} is not supported")
-    custom_math.register()
-    rt = TensorType(element_type(target), list(shape_of(x)))
-    return ctx.g.value(CustomOp, [x], [rt], identifier="math.cast", config="math", implementation_attrs="{}")
+    return math_custom(ctx, "cast", [x], target)
 
 
 def _cast(ctx: NodeContext, tv: TensorValue, target: Kind, dtype: np.dtype) -> Result:
@@ -169,10 +162,6 @@ def BitCast(ctx: NodeContext) -> Result:
     """BitCast (opset 26): the same bits read as another type of the same size (f32 <-> i32, i8 <-> u8,
     u16 <-> i16, bool -> u8). TOSA 0.30 has no bit reinterpretation: one ``tosa.custom`` ``math.bitcast``
     (a numpy view). Types carried in another width (int64, float64) and targets of bool are not supported."""
-    from xdsl.dialects.builtin import TensorType
-
-    from nnkiln.dialects.tosa.base import element_type
-    from nnkiln.dialects.tosa.ops_custom import CustomOp
     from nnkiln.reference import custom_math
 
     to = ctx.attr("to")
@@ -187,10 +176,7 @@ def BitCast(ctx: NodeContext) -> Result:
         raise ctx.error(f"bit casting {tv.kind.value} to {dtype} is not supported (different sizes or a bool target)")
     if tv.is_const:
         return [custom_math.bitcast(np.asarray(tv.const, store_in), store_out)]
-    custom_math.register()
-    x = ctx.importer.materialize(tv)
-    rt = TensorType(element_type(target), list(shape_of(x)))
-    return [ctx.g.value(CustomOp, [x], [rt], identifier="math.bitcast", config="math", implementation_attrs="{}")]
+    return [math_custom(ctx, "bitcast", [ctx.importer.materialize(tv)], target)]
 
 
 @lowering("CastLike")

@@ -54,6 +54,7 @@ from nnkiln.frontends.onnx.lowerings._elementwise_common import (
     emit,
     int_domain,
     lower_unary,
+    math_custom,
     mul,
     narrow,
     operands,
@@ -179,18 +180,10 @@ def Pow(ctx: NodeContext) -> Result:
 
 
 def _int_pow(ctx: NodeContext, x_tv: TensorValue, y_tv: TensorValue) -> SSAValue:
-    from xdsl.dialects.builtin import TensorType
-
-    from nnkiln.dialects.tosa.base import element_type
-    from nnkiln.dialects.tosa.ops_custom import CustomOp
-    from nnkiln.reference import custom_math
-
     if x_tv.kind not in (Kind.I8, Kind.I16, Kind.I32) or y_tv.kind is Kind.BOOL:
         raise ctx.error(f"a {x_tv.kind.value} base with a {y_tv.kind.value} exponent is not supported")
-    custom_math.register()
-    x, y = ctx.importer.materialize(x_tv), ctx.importer.materialize(y_tv)
-    rt = TensorType(element_type(x_tv.kind), list(np.broadcast_shapes(shape_of(x), shape_of(y))))
-    return ctx.g.value(CustomOp, [x, y], [rt], identifier="math.pow_int", config="math", implementation_attrs="{}")
+    args = [ctx.importer.materialize(x_tv), ctx.importer.materialize(y_tv)]
+    return math_custom(ctx, "pow_int", args, x_tv.kind)
 
 
 def _variadic(ctx: NodeContext, cls: type, fold: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> list[SSAValue | np.ndarray | TensorValue]:
@@ -288,22 +281,10 @@ def Mod(ctx: NodeContext) -> Result:
 
 
 def _float_mod(ctx: NodeContext, kind: Kind, fmod: int) -> Result:
-    from xdsl.dialects.builtin import TensorType
-
-    from nnkiln.dialects.tosa.base import element_type
-    from nnkiln.dialects.tosa.ops_custom import CustomOp
-    from nnkiln.reference import custom_math
-
     if kind not in (Kind.F32, Kind.F16):
         raise ctx.error(f"float Mod is not supported for {kind.value} (float32 and float16 only)")
-    custom_math.register()
-
-    def build(a: SSAValue, b: SSAValue, k: Kind) -> SSAValue:
-        rt = TensorType(element_type(k), list(np.broadcast_shapes(shape_of(a), shape_of(b))))
-        return ctx.g.value(CustomOp, [a, b], [rt], identifier="math.fmod" if fmod else "math.mod", config="math",
-                           implementation_attrs="{}")
-
-    return _arith(ctx, build, lambda a, b: _np_mod(a, b, fmod))
+    name = "fmod" if fmod else "mod"
+    return _arith(ctx, lambda a, b, k: math_custom(ctx, name, [a, b], k), lambda a, b: _np_mod(a, b, fmod))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -485,10 +466,6 @@ _TRIG_OPS = {"Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "asin", "Acos": "
 @lowering(*_TRIG_OPS)
 def _trig(ctx: NodeContext) -> Result:
     """Sin … Atanh: one ``tosa.custom`` ``math.<name>`` (float32)."""
-    from xdsl.dialects.builtin import TensorType
-
-    from nnkiln.dialects.tosa.base import element_type
-    from nnkiln.dialects.tosa.ops_custom import CustomOp
     from nnkiln.reference import custom_math
 
     name = _TRIG_OPS[ctx.op_type]
@@ -497,8 +474,5 @@ def _trig(ctx: NodeContext) -> Result:
         raise ctx.error(f"{tv.kind.value} inputs are not supported (float32 only: a tosa.custom math.{name})")
     if tv.is_const:
         return [custom_math.trig_f32(name, np.asarray(tv.const))]
-    custom_math.register()
-    x = ctx.tensor(0)
-    rt = TensorType(element_type(Kind.F32), list(shape_of(x)))
-    return [ctx.g.value(CustomOp, [x], [rt], identifier=f"math.{name}", config="math", implementation_attrs="{}")]
+    return [math_custom(ctx, name, [ctx.tensor(0)], Kind.F32)]
 
