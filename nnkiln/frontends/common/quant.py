@@ -22,6 +22,7 @@ into their own diagnostics):
 * ``bias_i32``: a real bias in units of the accumulator scale (``rint(b / (s_in·s_w))``), or None when it
   does not fit int32.
 * ``AffineParams``: ``per_tensor`` / ``s`` / ``z`` of a record holding ``scale`` and ``zp`` arrays.
+* ``softmax_i8``: softmax of int8 codes in integer arithmetic (exp table, CLZ-normalised INT_DIV, RESCALE).
 * ``qparams_from_range``: NNEF-style ``linear_quantize(min, max, bits)`` ranges as (scale, zero point) of
   the int8 code ``k - 2^(bits-1)`` (see the function).
 """
@@ -265,3 +266,89 @@ def qparams_from_range(lo: np.ndarray, hi: np.ndarray, bits: int, tol: float = 1
     if np.any(np.abs(zf - zp) > tol) or np.any(zp < -half) or np.any(zp > half - 1):
         return None
     return scale, zp.astype(np.int64)
+
+
+SOFTMAX_MIN_FRACTION_BITS = 12
+"""``softmax_i8`` refuses axes so long that its exp values would keep fewer fraction bits than this."""
+
+
+def softmax_fraction_bits(count: int) -> tuple[int, int] | None:
+    """(F, G) of ``softmax_i8`` for ``count`` summed elements: exp values carry F fraction bits, the largest
+    F <= 20 with ``count·2^F <= 2^30`` (no int32 sum overflows), and G guard bits below them (F + G <= 30,
+    ``count·2^G <= 2^30``); None when F would fall below ``SOFTMAX_MIN_FRACTION_BITS``."""
+    log_count = max(0, math.ceil(math.log2(max(count, 1))))
+    f = min(20, 30 - log_count)
+    return (f, min(30 - f, 30 - log_count)) if f >= SOFTMAX_MIN_FRACTION_BITS else None
+
+
+def softmax_exp_table(s_in: float, bits: int) -> np.ndarray:
+    """``T[k] = round(2^bits · exp(-k·s_in))`` for the 256 code differences k = 0..255 (int32)."""
+    return np.floor(np.exp(-np.arange(256, dtype=np.float64) * s_in) * 2.0 ** bits + 0.5).astype(np.int32)
+
+
+def softmax_i8(g: GraphBuilder, x: SSAValue, s_in: float, axes: Sequence[int], s_out: float,
+               z_out: int) -> SSAValue:
+    """Softmax over ``axes`` of the int8 codes ``x`` (scale ``s_in``; zero points cancel) in integer arithmetic,
+    as int8 codes of scale ``s_out`` and zero point ``z_out``. The TOSA lowerings document leaves
+    ``tfl.softmax`` without a lowering; this one uses only BI-profile operators. With (F, G) from
+    ``softmax_fraction_bits``:
+
+    1. ``k = max(x) - x`` over ``axes`` (REDUCE_MAX, SUB in int32; k in 0..255);
+    2. ``t = T[k]``, ``T = softmax_exp_table(s_in, F + G)`` (GATHER from a 256-entry int32 table), and the
+       exp value ``e = round(t / 2^G)`` with F fraction bits (the maximum has ``e = 2^F``);
+    3. the sum with the guard bits kept: ``S = sum(floor(t / 2^G)) + round(sum(t mod 2^G) / 2^G)``
+       (REDUCE_SUM of both parts; a plain sum of the rounded ``e`` would lose up to half a unit per element,
+       which on long axes of tiny values adds up to whole output steps); ``e <= S`` always;
+    4. normalisation by ``n = CLZ(S) - 1``: S and every e shifted left by n puts S in [2^30, 2^31);
+    5. ``p15 = (e << n >> 1) / (S << n >> 16)`` (INT_DIV): the probability with 15 fraction bits (the divisor
+       keeps 15 significant bits: relative error < 2^-14);
+    6. RESCALE ``p15`` by ``2^-15 / s_out`` to int8 with ``z_out`` (round half up, saturating).
+
+    Measured against float64 (``tests/unit/frontends/test_quant_softmax.py``): within 0.51 of an output step of
+    the exact softmax, i.e. the correctly rounded code or its neighbour at a near-tie."""
+    from nnkiln.dialects.tosa.base import Kind, element_type
+    from nnkiln.dialects.tosa.ops_elementwise_binary import (AddOp, ArithmeticRightShiftOp, BitwiseAndOp, IntDivOp,
+                                                             LogicalLeftShiftOp, SubOp)
+    from nnkiln.dialects.tosa.ops_elementwise_unary import ClzOp
+    from nnkiln.dialects.tosa.ops_reduction import ReduceMaxOp, ReduceSumOp
+    from nnkiln.dialects.tosa.ops_scatter_gather import GatherOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+    from nnkiln.frontends.common.arith import shape_of
+    from nnkiln.frontends.common.broadcast import reshape
+
+    i32 = element_type(Kind.I32)
+    shape = shape_of(x)
+    axes = sorted({int(a) % len(shape) for a in axes})
+    count = math.prod(shape[a] for a in axes)
+    bits = softmax_fraction_bits(count)
+    if bits is None:
+        raise QuantError(f"an integer softmax over {count} elements (more than 2^18) is not supported")
+    f, guard = bits
+    one = (1,) * len(shape)
+
+    def const(value: int) -> SSAValue:
+        return g.const(np.full(one, value, np.int32))
+
+    def shr(v: SSAValue, by: int, rounded: bool) -> SSAValue:
+        return g.value(ArithmeticRightShiftOp, [v, const(by)], i32, round=rounded)
+
+    def reduce(op_cls: type, v: SSAValue) -> SSAValue:
+        for a in axes:
+            v = g.value(op_cls, [v], i32 if op_cls is ReduceSumOp else v.type.element_type, axis=a)
+        return v
+
+    m = g.value(CastOp, [reduce(ReduceMaxOp, x)], i32)
+    k = g.value(SubOp, [m, g.value(CastOp, [x], i32)], i32)
+    total = math.prod(shape)
+    table = g.const(softmax_exp_table(s_in, f + guard).reshape(1, 256, 1))
+    t = reshape(g, g.value(GatherOp, [table, reshape(g, k, (1, total))], i32), shape)
+    e = shr(t, guard, True) if guard else t
+    s = reduce(ReduceSumOp, shr(t, guard, False) if guard else t)
+    if guard:
+        low = g.value(BitwiseAndOp, [t, const((1 << guard) - 1)], i32)
+        s = g.value(AddOp, [s, shr(reduce(ReduceSumOp, low), guard, True)], i32)
+    n = g.value(SubOp, [g.value(ClzOp, [s], i32), const(1)], i32)
+    num = shr(g.value(LogicalLeftShiftOp, [e, n], i32), 1, False)
+    den = shr(g.value(LogicalLeftShiftOp, [s, n], i32), 16, False)
+    p15 = g.value(IntDivOp, [num, den], i32)
+    return requant_i8(g, p15, 0, 2.0 ** -15 / s_out, z_out)

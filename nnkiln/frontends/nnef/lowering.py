@@ -18,8 +18,9 @@ lower-rank operand is reshaped with *trailing* 1s before TOSA's equal-rank broad
 Compound operations kept whole (``KEEP``) because TOSA has a better direct form: ``sqr`` (MUL), ``rsqrt``
 (RSQRT), ``rsqr``, ``min``/``max`` (MINIMUM/MAXIMUM), ``clamp`` (CLAMP for constant bounds), ``relu``
 (CLAMP), ``sigmoid``, ``tanh``, ``linear`` (FULLY_CONNECTED for rank-2 input), ``max_pool``/``avg_pool``
-(MAX/AVG_POOL2D), ``nearest_upsample``/``nearest_downsample``/``area_downsample``, ``leaky_relu``. All
-other compounds are expanded into primitives (their bodies are normative).
+(MAX/AVG_POOL2D), ``nearest_upsample``/``nearest_downsample``/``area_downsample``, ``leaky_relu``,
+``softmax`` (lowered as its body in float; whole in integer arithmetic when quantized). All other compounds
+are expanded into primitives (their bodies are normative).
 
 Decisions:
 
@@ -56,7 +57,7 @@ Val = SSAValue | np.ndarray
 
 KEEP = frozenset({
     "sqr", "rsqrt", "rsqr", "min", "max", "clamp", "relu", "sigmoid", "tanh", "linear", "max_pool", "avg_pool",
-    "nearest_upsample", "nearest_downsample", "area_downsample", "leaky_relu",
+    "nearest_upsample", "nearest_downsample", "area_downsample", "leaky_relu", "softmax",
 })
 
 NP_DTYPE = {Prim.SCALAR: np.dtype(np.float32), Prim.INTEGER: np.dtype(np.int32), Prim.LOGICAL: np.dtype(np.bool_)}
@@ -339,6 +340,26 @@ def _leaky_relu(lw: Lowerer, op: FlatOp) -> None:
     g, et = lw.g, etype(x)
     neg = g.value(cmp.GreaterOp, [full_like(lw, 0.0, x), x], element_type(Kind.BOOL))
     lw.out(op, g.value(ter.SelectOp, [neg, g.value(bi.MulOp, [x, full_like(lw, alpha, x)], et, shift=0), x], et))
+
+
+@handles("softmax")
+def _softmax(lw: Lowerer, op: FlatOp) -> None:
+    """softmax (§4.9.1) is kept whole so that the integer path (``lowering_quant_int``) can take a quantized
+    one at once; in float it is lowered as its normative body, op by op through the primitives' handlers:
+    ``m = max_reduce(x, axes)``, ``e = exp(x - m)``, ``y = e / sum_reduce(e, axes)``."""
+    x, axes = op.inputs["x"], op.attribs["axes"]
+    y = list(op.outputs.values())[0]
+    assert isinstance(y, TensorRef)
+    reduced = tuple(1 if i in axes else d for i, d in enumerate(y.shape))  # type: ignore[operator]
+    m, d, e, s = (TensorRef(f"{y.name}$softmax_{k}", Prim.SCALAR, shp)
+                  for k, shp in (("max", reduced), ("sub", y.shape), ("exp", y.shape), ("sum", reduced)))
+    body = [FlatOp("max_reduce", None, {"input": x}, {"axes": axes}, {"output": m}, op.line),
+            FlatOp("sub", None, {"x": x, "y": m}, {}, {"z": d}, op.line),
+            FlatOp("exp", None, {"x": d}, {}, {"y": e}, op.line),
+            FlatOp("sum_reduce", None, {"input": e}, {"axes": axes}, {"output": s}, op.line),
+            FlatOp("div", None, {"x": e, "y": s}, {}, {"z": y}, op.line)]
+    for prim in body:
+        HANDLERS[prim.name](lw, prim)
 
 
 def _np_binary(name: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -18,6 +18,11 @@ lowered in integer arithmetic (all per-tensor activations, 2-D spatial NCHW):
   folded into the weights when ``w - zp`` fits int8), int32 accumulator with the bias quantized to int32 at
   ``s_in·s_w[c]`` (``rint``), RESCALE (per-channel when the filter is) to the output's int8 quantization.
 * ``linear`` with a rank-2 input: FULLY_CONNECTED int8 → int32 → RESCALE.
+* ``matmul`` of two quantized run-time tensors: int8 MATMUL with both zero points → int32 → RESCALE; ``mul``
+  of two: ``(a − z_a)·(b − z_b)`` in int32 → RESCALE (TFLite's BATCH_MATMUL / MUL).
+* ``sigmoid`` / ``tanh``: an int8 TABLE of the 256 input codes, built in float64 (``table_codes``).
+* ``softmax`` (kept whole by the expander): ``common.quant.softmax_i8`` — a 256-entry int32 exp table
+  indexed by ``max − x`` (GATHER), REDUCE_SUM, CLZ normalisation, INT_DIV, RESCALE to the output's code.
 * ``relu`` / ``clamp`` (constant uniform bounds): RESCALE to the output's quantization (the input's when the
   output has none) and CLAMP at the quantized bounds (``zp`` for relu).
 * ``max_pool`` / ``avg_pool`` over the spatial axes (border ``ignore``, or no padding): MAX_POOL2D /
@@ -45,9 +50,9 @@ CAST to int8); an integer tensor needed by a float consumer or as a graph output
 up once (``compute_scale_32``), §7.1's ``round`` is also half up; results can still differ from the float
 pseudo-quantization by 1 LSB where the float product lands within rounding error of a half.
 
-Everything else falls back to float pseudo-quantization (§7 semantics): ``deconv``, ``matmul``, ``linear``
-of rank > 2, pools with other borders / non-spatial windows, ``add`` with NNEF (trailing) broadcasting
-across ranks, per-channel activations, bit widths other than 8, ranges whose zero is off the grid, and all
+Everything else falls back to float pseudo-quantization (§7 semantics): ``deconv``, ``matmul`` with a constant
+operand, ``linear`` of rank > 2, a softmax over more than 2^18 elements, pools with other borders /
+non-spatial windows, ``add`` with NNEF (trailing) broadcasting across ranks, per-channel activations, bit widths other than 8, ranges whose zero is off the grid, and all
 ``logarithmic_quantize`` tensors — TOSA 0.30 has no exact integer form of a power-of-two code book (it would
 need a TABLE per consumer and float accumulation), so logarithmic quantization is float pseudo-quantization
 only. NNEF 1.0.5's ``zero_point_linear_quantize`` (what nnef-tools writes) and ``min_max_linear_quantize``

@@ -410,6 +410,22 @@ def _table(lw, op: FlatOp) -> bool:  # noqa: ANN001
     return True
 
 
+def _softmax(lw, op: FlatOp) -> bool:  # noqa: ANN001
+    """softmax of a quantized run-time tensor with a quantized result: ``common.quant.softmax_i8`` (exp table,
+    integer normalisation and division, RESCALE); axes too long for its int32 sum stay float."""
+    out = _act_params(lw, _out(op).name)
+    x = _int_input(lw, op.inputs["x"])
+    axes = [int(a) for a in op.attribs["axes"]]  # type: ignore[union-attr]
+    if out is None or x is None or not axes:
+        return False
+    shape = shape_of(x.q)
+    if cq.softmax_fraction_bits(math.prod(shape[a] for a in axes)) is None:
+        return False
+    q = cq.softmax_i8(lw.g, x.q, x.s, axes, out[0], out[1])
+    _publish(lw, _out(op), IntTensor(q, np.array([out[0]]), np.array([out[1]])))
+    return True
+
+
 def _out_or_in(lw, op: FlatOp, x: IntTensor) -> tuple[float, int] | None:  # noqa: ANN001
     name = _out(op).name
     if name in lw.quant:
@@ -603,7 +619,7 @@ def _movement_const(lw, op: FlatOp, x_ref: TensorRef) -> bool:  # noqa: ANN001
 
 PATTERNS: dict[str, Callable[[Any, FlatOp], bool]] = {
     "variable": _variable, "conv": _conv, "linear": _linear, "matmul": _matmul, "mul": _mul, "relu": _relu_clamp,
-    "sigmoid": _table, "tanh": _table,
+    "sigmoid": _table, "tanh": _table, "softmax": _softmax,
     "clamp": _relu_clamp,
     "max_pool": _pool, "avg_pool": _pool, "add": _add, "concat": _concat,
     **{k: _movement for k in _MOVE_ARG},

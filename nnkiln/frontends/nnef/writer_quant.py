@@ -33,7 +33,8 @@ quantization recover the codes with a margin of half a step).
 
 Also written: an int8 matmul of two run-time tensors and the int32 product of two widened int8 tensors, each +
 RESCALE (``matmul`` / ``mul`` between quantized tensors; the scale solver derives B's scale as ``s_C·t / s_A``),
-and int8 TABLEs that are exactly a quantized ``sigmoid`` / ``tanh``.
+int8 TABLEs that are exactly a quantized ``sigmoid`` / ``tanh``, and the integer softmax our reader builds
+(``writer_quant_softmax``).
 
 Not expressible (``FrontendError`` naming the op and the reason): int8 ops outside these patterns (other
 integer MUL/ADD/shifts and TABLEs, grouped int8 conv as CONV2D + CONCAT, AVG_POOL2D with zero points (the
@@ -54,6 +55,8 @@ from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common import quant as cq
 from nnkiln.frontends.common.arith import shape_of
 from nnkiln.frontends.nnef.writer import Writer, const_of, get, ints, kind, lit, unsupported
+from nnkiln.frontends.nnef.writer_quant_softmax import input_scale as softmax_input_scale
+from nnkiln.frontends.nnef.writer_quant_softmax import softmax_body, write_softmax
 from nnkiln.ir.errors import FrontendError
 
 _F32 = np.float32
@@ -182,7 +185,7 @@ class QuantWriter:
             if op in self.members or op in self.view_ops:
                 continue
             chain = (self._quantize_chain(op) or self._dequant_chain(op) or self._acc_chain(op) or self._add_chain(op)
-                     or self._mul_chain(op))
+                     or self._mul_chain(op) or self._softmax_chain(op))
             if chain:
                 self._group(*chain)
         for anchor, (k, ops) in self.groups.items():
@@ -273,7 +276,8 @@ class QuantWriter:
                         link(v, op.results[0], 1.0)
             elif op.name == "tosa.rescale" and kind(op.operands[0]) is Kind.I8 and kind(op.results[0]) is Kind.I8:
                 link(op.operands[0], op.results[0], 1.0 / tval(op))
-        seeds = [(v, s) for v, (s, _) in self.forced.items()] + [(v, 0.05) for v in order]
+        fixed = [softmax_input_scale(ops) for k, ops in self.groups.values() if k == "softmax"]
+        seeds = [(v, s) for v, (s, _) in self.forced.items()] + [f for f in fixed if f] + [(v, 0.05) for v in order]
         for v0, s0 in seeds:
             if v0 in self.target:
                 continue
@@ -400,6 +404,14 @@ class QuantWriter:
             return None
         ops = _rescaled_i8_operands(op, to_i32=False)
         return ("add", ops) if ops is not None and self._requant_tail(ops, op.results[0]) else None
+
+    def _softmax_chain(self, op: Operation) -> tuple[str, list[Operation]] | None:
+        """``common.quant.softmax_i8``'s subgraph (see ``writer_quant_softmax``), then the requantization."""
+        body = softmax_body(op)
+        if body is None:
+            return None
+        ops = sorted(body[1], key=self._order.__getitem__)
+        return ("softmax", ops) if self._requant_tail(ops, op.results[0]) else None
 
     # -- scales ---------------------------------------------------------------------------------------
     def out_qp(self, v: SSAValue, free: float, zp: int) -> QP:
@@ -643,6 +655,9 @@ class QuantWriter:
                                   f"mul({self.w.name(wide[0].operands[0])}, {self.w.name(wide[1].operands[0])})",
                                   "product")
 
+    def g_softmax(self, ops: list[Operation]) -> None:
+        write_softmax(self, ops)
+
     def weight_var(self, op: Operation, codes: np.ndarray, zp: int, qs: list[QP], oc: int) -> tuple[str, np.ndarray]:
         """int8 ``codes`` (dimension 0 = output channels) as f32 grid values + their graph.quant entry."""
         sc = np.array([q.scale for q in qs], np.float64)
@@ -728,14 +743,21 @@ class QuantWriter:
 
     def _solve_out(self, op: Operation, v: SSAValue, in_scale: float, want: tuple[int, int], zp: int,
                    default: float) -> QP:
-        """An output quantization with ``_m_s(in_scale / out.scale) == want``."""
+        """An output quantization with ``_m_s(in_scale / out.scale) == want``. A dequantized (forced) output
+        keeps its f32 scale; within the float64 scales that round to it, the one the RESCALE implies is
+        preferred (a reader's f32 dequantization constant loses the last bits of e.g. 1/255)."""
+        t = want[0] * 2.0 ** -want[1]
         if v in self.forced:
+            s32, fzp = self.forced[v]
+            for k in _NUDGES:
+                q = make_qp(_nudge(in_scale / t, k), zp)
+                if fzp == zp and float(_F32(q.scale)) == s32 and _m_s(in_scale / q.scale) == want:
+                    return q
             q = self.out_qp(v, default, zp)
             if _m_s(in_scale / q.scale) != want:
                 raise unsupported(op, "the RESCALE multiplier is inconsistent with the scales fixed by the graph's "
                                       "quantize / dequantize constants")
             return q
-        t = want[0] * 2.0 ** -want[1]
         bases = ([self.target[v]] if v in self.target else []) + [in_scale / t]
         for base in bases:  # the solved target first, so that tensors linked by data movement agree exactly
             for k in _NUDGES:

@@ -171,10 +171,12 @@ np.save(out, np.stack(res))
 
 
 @pytest.mark.parametrize("kind, seed", [("matmul", 1), ("matmul", 2), ("matmul", 3), ("mul", 1), ("mul", 2),
-                                        ("sigmoid", 1), ("tanh", 1)])
-def test_quantized_matmul_mul_sigmoid_tanh_run_as_integers(tmp_path: Path, kind: str, seed: int) -> None:
+                                        ("sigmoid", 1), ("tanh", 1), ("softmax", 1), ("softmax", 2)])
+def test_quantized_matmul_mul_activations_run_as_integers(tmp_path: Path, kind: str, seed: int) -> None:
     """TFLite BATCH_MATMUL (quantized attention) / MUL of two int8 activations → nnef-tools → int8 MATMUL with
-    both zero points / int32 MUL of the zero-point-free values, + RESCALE; LOGISTIC / TANH → an int8 TABLE.
+    both zero points / int32 MUL of the zero-point-free values, + RESCALE; LOGISTIC / TANH → an int8 TABLE;
+    SOFTMAX (over 50 elements, nnef-tools moves the axis to 1 with transposes) → ``softmax_i8`` (GATHER of an
+    int32 exp table, INT_DIV, no float op between the graph's input and output conversions).
     The codes agree with the TFLite interpreter within 1 LSB and survive NNEF → ours → NNEF bit for bit."""
     import nnkiln
     from nnkiln.frontends.nnef.loader import load_nnef
@@ -190,6 +192,10 @@ def test_quantized_matmul_mul_sigmoid_tanh_run_as_integers(tmp_path: Path, kind:
         # the product is one int32 MUL (the other MULs are the float quantize / dequantize of the graph's I/O)
         muls = [op for op in module.walk() if op.name == "tosa.mul" and _element(op.results[0].type) != "f32"]
         assert len(muls) == 1 and [_element(o.type) for o in muls[0].operands] == ["i32", "i32"]
+    elif kind == "softmax":
+        names = [op.name for op in module.walk()]
+        assert names.count("tosa.gather") == 1 and names.count("tosa.intdiv") == 1 and "tosa.exp" not in names
+        assert "tosa.reciprocal" not in names
     else:
         tables = [op for op in module.walk() if op.name == "tosa.table"]
         assert len(tables) == 1 and _element(tables[0].operands[0].type) == "i8"
@@ -208,7 +214,8 @@ def test_quantized_matmul_mul_sigmoid_tanh_run_as_integers(tmp_path: Path, kind:
 
     write_nnef(module, str(tmp_path / "again"))
     again = load_nnef(str(tmp_path / "again"))
-    name, operand = {"matmul": ("tosa.matmul", "i8"), "mul": ("tosa.mul", "i32")}.get(kind, ("tosa.table", "i8"))
+    name, operand = {"matmul": ("tosa.matmul", "i8"), "mul": ("tosa.mul", "i32"),
+                     "softmax": ("tosa.gather", "i32")}.get(kind, ("tosa.table", "i8"))
     ints = [op for op in again.walk() if op.name == name and _element(op.results[0].type) != "f32"]
     assert len(ints) == 1 and _element(ints[0].operands[0].type) == operand
     first = next(iter(nnkiln.reference.run(module, feeds).values()))

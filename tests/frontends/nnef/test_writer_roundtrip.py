@@ -375,6 +375,72 @@ def test_nnef_quantized_add_clamp_concat_pool(tmp_path) -> None:  # noqa: ANN001
     round_trip(first, str(tmp_path / "out"), trials=4, scale=2.0)
 
 
+QUANT_SOFTMAX_NNEF = """version 1.0;
+graph G( x ) -> ( y, z )
+{
+  x = external(shape = [2, 6, 3, 5]);
+  y = softmax(x, axes = [1]);
+  z = softmax(x, axes = [1, 3]);
+}
+"""
+
+
+def _quant_softmax(tmp_path):  # noqa: ANN001, ANN202
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "graph.nnef").write_text(QUANT_SOFTMAX_NNEF)
+
+    def rng_of(s: float, z: int) -> str:
+        return f"min = {(-128 - z) * s!r}, max = {(127 - z) * s!r}, bits = 8"
+
+    (src / "graph.quant").write_text(f'"x": linear_quantize({rng_of(0.07, 3)});\n'
+                                     f'"y": linear_quantize({rng_of(1 / 256, -128)});\n'
+                                     f'"z": linear_quantize({rng_of(1 / 255, -128)});\n')
+    return load_nnef(str(src))
+
+
+def test_nnef_quantized_softmax_round_trip(tmp_path) -> None:  # noqa: ANN001
+    """A quantized softmax is integer arithmetic after import (``softmax_i8``: no exp, no reciprocal) and is
+    written back as ``softmax`` with the same quantization, bit-identical after re-import; the float reading
+    of the same document (no graph.quant) agrees within one output step."""
+    first = _quant_softmax(tmp_path)
+    names = [op.name for op in first.walk()]
+    assert names.count("tosa.gather") == 2 and "tosa.exp" not in names and "tosa.reciprocal" not in names
+    back = round_trip(first, str(tmp_path / "out"), trials=4, scale=3.0)
+    text = (tmp_path / "out" / "graph.nnef").read_text()
+    assert text.count("softmax(") == 2 and "axes = [1, 3]" in text
+    assert [op.name for op in back.walk()].count("tosa.gather") == 2
+    (tmp_path / "float").mkdir()
+    (tmp_path / "float" / "graph.nnef").write_text(QUANT_SOFTMAX_NNEF)
+    feeds = _feeds(first, 7, 3.0)
+    q, f = ref.run(first, feeds), ref.run(load_nnef(str(tmp_path / "float")), feeds)
+    # graph inputs are pseudo-quantized first: compare with the float softmax of the quantized input
+    x = np.clip(np.floor(feeds["x"] / np.float32(0.07) + 0.5) + 3, -128, 127)
+    f = ref.run(load_nnef(str(tmp_path / "float")), {"x": ((x - 3) * np.float32(0.07)).astype(np.float32)})
+    np.testing.assert_allclose(q["y"], f["y"], rtol=0, atol=1 / 256 + 1e-7)
+    np.testing.assert_allclose(q["z"], f["z"], rtol=0, atol=1 / 255 + 1e-7)
+
+
+def test_nnef_quantized_softmax_with_a_foreign_table_is_refused(tmp_path) -> None:  # noqa: ANN001
+    from nnkiln.ir.elements import from_numpy
+    from nnkiln.ir.errors import FrontendError
+
+    module = _quant_softmax(tmp_path)
+    gather = next(op for op in module.walk() if op.name == "tosa.gather")
+    table_op = gather.operands[0].owner
+    table = np.asarray(ref_const(table_op)).copy()
+    table.reshape(-1)[5] += table.reshape(-1)[5] // 1000 + 2  # an exp table of no quantization
+    table_op.properties["values"] = from_numpy(table, table_op.results[0].type)
+    with pytest.raises(FrontendError, match="tosa.gather.*exp table of a quantized softmax"):
+        write_nnef(module, str(tmp_path / "out"))
+
+
+def ref_const(op):  # noqa: ANN001, ANN201
+    from nnkiln.ir.elements import to_numpy
+
+    return to_numpy(op.properties["values"])
+
+
 # ------------------------------------------------------------------------------------------------
 # what cannot be written fails with the op and the reason
 

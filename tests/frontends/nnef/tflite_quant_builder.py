@@ -139,19 +139,20 @@ def build(path: str, seed: int) -> dict:
 
 
 def build_matmul(path: str, seed: int, op: str = "BATCH_MATMUL") -> dict:
-    """BATCH_MATMUL(a [2,4,8], b [2,8,5]) or MUL(a [2,4,8], b [2,1,8]) of two int8 activations; the output range
-    is calibrated on the float result."""
+    """BATCH_MATMUL(a [2,4,8], b [2,8,5]) or MUL(a [2,4,8], b [2,1,8]) of two int8 activations (the output range
+    calibrated on the float result), or LOGISTIC / TANH (a [2,4,8]) / SOFTMAX (a [2,3,50], beta 1) of one, with
+    TFLite's fixed int8 output quantization of those ops."""
     rng = np.random.default_rng(seed)
     g = Graph("quant_matmul")
     quant = lambda s, z: {"scale": s, "zero_point": z, "min": None, "max": None}  # noqa: E731
     a_s, a_z, b_s, b_z = 0.05, int(rng.integers(-10, 10)), 0.04, int(rng.integers(-10, 10))
-    a = rng.integers(-128, 128, (2, 4, 8)).astype(np.int8)
+    a = rng.integers(-128, 128, (2, 3, 50) if op == "SOFTMAX" else (2, 4, 8)).astype(np.int8)
     b = rng.integers(-128, 128, (2, 8, 5) if op == "BATCH_MATMUL" else (2, 1, 8)).astype(np.int8)
     ra, rb = (a.astype(np.float64) - a_z) * a_s, (b.astype(np.float64) - b_z) * b_s
     real = ra @ rb if op == "BATCH_MATMUL" else ra * rb if op == "MUL" else ra
     ys, yz = _qparams(real.min(), real.max())
-    if op in ("LOGISTIC", "TANH"):  # TFLite's fixed int8 output quantization of these ops
-        ys, yz = (1.0 / 256, -128) if op == "LOGISTIC" else (1.0 / 128, 0)
+    if op in ("LOGISTIC", "TANH", "SOFTMAX"):  # TFLite's fixed int8 output quantization of these ops
+        ys, yz = (1.0 / 128, 0) if op == "TANH" else (1.0 / 256, -128)
     ta = Tensor(g, name="a", shape=a.shape, dtype=np.int8, quant=quant(a_s, a_z))
     tb = Tensor(g, name="b", shape=b.shape, dtype=np.int8, quant=quant(b_s, b_z))
     ty = Tensor(g, name="y", shape=real.shape, dtype=np.int8, quant=quant(ys, yz))
@@ -161,7 +162,7 @@ def build_matmul(path: str, seed: int, op: str = "BATCH_MATMUL") -> dict:
     elif op == "MUL":
         Operation(g, type="MUL", inputs=(ta, tb), outputs=(ty,), attribs={"fused_activation_function": "NONE"})
     else:
-        Operation(g, type=op, inputs=(ta,), outputs=(ty,), attribs={})
+        Operation(g, type=op, inputs=(ta,), outputs=(ty,), attribs={"beta": 1.0} if op == "SOFTMAX" else {})
     g.inputs = (ta, tb) if op in ("BATCH_MATMUL", "MUL") else (ta,)
     g.outputs = (ty,)
     Writer()(g, path)
@@ -172,7 +173,7 @@ def build_matmul(path: str, seed: int, op: str = "BATCH_MATMUL") -> dict:
 if __name__ == "__main__":
     out, seed = sys.argv[1], int(sys.argv[2])
     kind = sys.argv[3] if len(sys.argv) > 3 else "int8"
-    ops = {"matmul": "BATCH_MATMUL", "mul": "MUL", "sigmoid": "LOGISTIC", "tanh": "TANH"}
+    ops = {"matmul": "BATCH_MATMUL", "mul": "MUL", "sigmoid": "LOGISTIC", "tanh": "TANH", "softmax": "SOFTMAX"}
     MODE = "int8" if kind in ops else kind
     if kind in ops:
         info = build_matmul(out, seed, ops[kind])
