@@ -15,6 +15,9 @@ Fallback: ``load`` returns ``None`` when ``NNKILN_NO_NATIVE=1`` is set, no C com
 compilation fails; every caller keeps a pure-numpy path and results agree within the runtime's float
 tolerance (1e-5 relative; the C code is compiled without ``-ffast-math`` so NaN/inf behave as IEEE).
 ``status()`` says which libraries loaded and why others did not (``nnkiln inspect`` / bug reports).
+
+``NNKILN_NATIVE_FLAGS`` appends compiler flags (part of the cache key), e.g. ``-mno-avx512f`` to build and
+test the AVX2 paths on a machine with AVX-512.
 """
 
 from __future__ import annotations
@@ -60,13 +63,18 @@ def _cpu_id() -> str:
         return platform.processor()
 
 
+def _flags() -> tuple[str, ...]:
+    return FLAGS + tuple(os.environ.get("NNKILN_NATIVE_FLAGS", "").split())
+
+
 def _build(name: str) -> ctypes.CDLL:
     source = _HERE / f"{name}.c"
+    flags = _flags()
     cc = _compiler()
     if cc is None:
         raise OSError("no C compiler (cc, gcc or clang) on PATH")
     text = source.read_bytes()
-    key = hashlib.sha256(b"\0".join([text, " ".join(FLAGS).encode(), cc.encode(), platform.machine().encode(), _cpu_id().encode()])).hexdigest()[:16]
+    key = hashlib.sha256(b"\0".join([text, " ".join(flags).encode(), cc.encode(), platform.machine().encode(), _cpu_id().encode()])).hexdigest()[:16]
     out_dir = _cache_dir()
     target = out_dir / f"{name}-{key}.so"
     if not target.exists():
@@ -74,7 +82,7 @@ def _build(name: str) -> ctypes.CDLL:
         fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
         os.close(fd)
         try:
-            done = subprocess.run([cc, *FLAGS, str(source), "-o", tmp, "-lm"], capture_output=True, text=True, timeout=120)
+            done = subprocess.run([cc, *flags, str(source), "-o", tmp, "-lm"], capture_output=True, text=True, timeout=120)
             if done.returncode != 0:
                 raise OSError(f"{cc} failed on {source.name}: {done.stderr.strip()[:500]}")
             os.replace(tmp, target)

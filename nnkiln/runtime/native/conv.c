@@ -10,7 +10,12 @@
  * The weights are packed once (nk_pack_weights) into panels of NR = 16 output channels:
  * bp[(j*K + k)*16 + q] = W[j*16 + q, k] (zero beyond OC).
  * Micro-kernel: MR = 6 rows x 16 channels in 12 AVX registers starting from the bias, the whole K
- * summed in registers (fused multiply-add, k in order), then the post-ops, then one store. Numerics: a
+ * summed in registers (fused multiply-add, k in order), then the post-ops, then one store. With AVX-512
+ * (compiled with -march=native on such a CPU): two full panels at once, 6 rows x 32 channels in 12 zmm
+ * registers (tile2: every broadcast input value feeds two FMAs), and 6 x 16 in 6 zmm registers for a lone
+ * panel; the same FMAs per output element in the same order, so results are identical to the AVX2
+ * build. Measured on a 2-core AMD EPYC with AVX-512 (in-process A/B of the two builds, 1 thread, whole
+ * models): MobileNetV2 10.20 -> 9.66 ms, ResNet-18 41.2 -> 39.7 ms, ResNet-50 97.5 -> 91.4 ms. Numerics: a
  * different summation order (and rounding) from the reference's, within the runtime's 1e-5
  * relative float tolerance, as the BLAS path. Column blocks keep K x NC of the packed weights
  * within about 256 KiB (L2) while every row tile passes over them: panel by panel for long sums (a
@@ -365,6 +370,58 @@ static void tile(const conv_args *a, const float *const *base, long r0, int mr, 
         if (mr > 2) { store8(a, e20, off + 2 * (ptrdiff_t)OC, oc0, m0); if (m1 > 0) store8(a, e21, off + 2 * (ptrdiff_t)OC + 8, oc0 + 8, m1); }
         return;
     }
+#if defined(__AVX512F__)
+    {  /* one 16-channel vector per row: half the broadcasts and B loads of the AVX2 tile */
+        __m512 z0, z1, z2, z3, z4, z5;
+        if (cb == NULL || kb == 0) {
+            z0 = _mm512_loadu_ps(a->bpad + oc0); z1 = z0; z2 = z0; z3 = z0; z4 = z0; z5 = z0;
+        } else {
+            z0 = _mm512_loadu_ps(cb + 0 * NR); z1 = _mm512_loadu_ps(cb + 1 * NR); z2 = _mm512_loadu_ps(cb + 2 * NR);
+            z3 = _mm512_loadu_ps(cb + 3 * NR); z4 = _mm512_loadu_ps(cb + 4 * NR); z5 = _mm512_loadu_ps(cb + 5 * NR);
+        }
+        for (long k = kb; k < ke; t++, ic0 = 0) {
+            int len = seg - ic0;
+            if (len > ke - k) len = (int)(ke - k);
+            long o = a->toff[t] + ic0;
+            const float *p0 = base[0] + o, *p1 = base[1] + o, *p2 = base[2] + o;
+            const float *p3 = base[3] + o, *p4 = base[4] + o, *p5 = base[5] + o;
+#pragma GCC unroll 4
+            for (int ic = 0; ic < len; ic++) {
+                __m512 b = _mm512_loadu_ps(bp);
+                z0 = _mm512_fmadd_ps(_mm512_set1_ps(p0[ic]), b, z0);
+                z1 = _mm512_fmadd_ps(_mm512_set1_ps(p1[ic]), b, z1);
+                z2 = _mm512_fmadd_ps(_mm512_set1_ps(p2[ic]), b, z2);
+                z3 = _mm512_fmadd_ps(_mm512_set1_ps(p3[ic]), b, z3);
+                z4 = _mm512_fmadd_ps(_mm512_set1_ps(p4[ic]), b, z4);
+                z5 = _mm512_fmadd_ps(_mm512_set1_ps(p5[ic]), b, z5);
+                bp += NR;
+            }
+            k += len;
+        }
+        if (!last) {
+            _mm512_storeu_ps(cb + 0 * NR, z0); _mm512_storeu_ps(cb + 1 * NR, z1); _mm512_storeu_ps(cb + 2 * NR, z2);
+            _mm512_storeu_ps(cb + 3 * NR, z3); _mm512_storeu_ps(cb + 4 * NR, z4); _mm512_storeu_ps(cb + 5 * NR, z5);
+            return;
+        }
+        int n0 = nc < 8 ? nc : 8, n1 = nc - 8;
+        ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
+#define NK_LO(v) _mm512_castps512_ps256(v)
+#define NK_HI(v) _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))
+#define NK_ROW(i, v) \
+        if (mr > i) { store8(a, NK_LO(v), off + (ptrdiff_t)i * OC, oc0, n0); \
+                      if (n1 > 0) store8(a, NK_HI(v), off + (ptrdiff_t)i * OC + 8, oc0 + 8, n1); }
+        NK_ROW(0, z0)
+        NK_ROW(1, z1)
+        NK_ROW(2, z2)
+        NK_ROW(3, z3)
+        NK_ROW(4, z4)
+        NK_ROW(5, z5)
+#undef NK_ROW
+#undef NK_LO
+#undef NK_HI
+        return;
+    }
+#endif
     __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
     if (cb == NULL || kb == 0) {  /* the sums start from the bias (bpad: zero-padded to whole panels) */
         c00 = _mm256_loadu_ps(a->bpad + oc0); c01 = _mm256_loadu_ps(a->bpad + oc0 + 8);
@@ -447,6 +504,87 @@ static void tile(const conv_args *a, const float *const *base, long r0, int mr, 
 #endif
 }
 
+#if defined(__AVX512F__)
+#define NK_PAIR 1
+/* Two full panels j, j+1 (32 channels) of rows r0 .. r0+mr-1 at once: 6 x 2 vectors of 16, each broadcast
+ * input value serving two FMAs (AVX-512's 32 registers hold the 12 sums). cb: [MR][2*NR] as in tile(). */
+static void tile2(const conv_args *a, const float *const *base, long r0, int mr, int j, long kb, long ke, float *cb) {
+    const float *bq = a->bp + ((long)j * a->K + kb) * NR;
+    const long pstride = a->K * NR;
+    int oc0 = j * NR;
+    int seg = a->seg;
+    int OC = a->OC;
+    int t = (int)(kb / seg), ic0 = (int)(kb - (long)t * seg);
+    __m512 u0, u1, u2, u3, u4, u5, v0, v1, v2, v3, v4, v5;
+    if (cb == NULL || kb == 0) {
+        u0 = _mm512_loadu_ps(a->bpad + oc0); v0 = _mm512_loadu_ps(a->bpad + oc0 + NR);
+        u1 = u0; u2 = u0; u3 = u0; u4 = u0; u5 = u0; v1 = v0; v2 = v0; v3 = v0; v4 = v0; v5 = v0;
+    } else {
+#define NK_LD(i) u##i = _mm512_loadu_ps(cb + i * 2 * NR); v##i = _mm512_loadu_ps(cb + i * 2 * NR + NR);
+        NK_LD(0) NK_LD(1) NK_LD(2) NK_LD(3) NK_LD(4) NK_LD(5)
+#undef NK_LD
+    }
+    for (long k = kb; k < ke; t++, ic0 = 0) {
+        int len = seg - ic0;
+        if (len > ke - k) len = (int)(ke - k);
+        long o = a->toff[t] + ic0;
+        const float *p0 = base[0] + o, *p1 = base[1] + o, *p2 = base[2] + o;
+        const float *p3 = base[3] + o, *p4 = base[4] + o, *p5 = base[5] + o;
+#pragma GCC unroll 2
+        for (int ic = 0; ic < len; ic++) {
+            __m512 b0 = _mm512_loadu_ps(bq), b1 = _mm512_loadu_ps(bq + pstride);
+            __m512 x;
+            x = _mm512_set1_ps(p0[ic]); u0 = _mm512_fmadd_ps(x, b0, u0); v0 = _mm512_fmadd_ps(x, b1, v0);
+            x = _mm512_set1_ps(p1[ic]); u1 = _mm512_fmadd_ps(x, b0, u1); v1 = _mm512_fmadd_ps(x, b1, v1);
+            x = _mm512_set1_ps(p2[ic]); u2 = _mm512_fmadd_ps(x, b0, u2); v2 = _mm512_fmadd_ps(x, b1, v2);
+            x = _mm512_set1_ps(p3[ic]); u3 = _mm512_fmadd_ps(x, b0, u3); v3 = _mm512_fmadd_ps(x, b1, v3);
+            x = _mm512_set1_ps(p4[ic]); u4 = _mm512_fmadd_ps(x, b0, u4); v4 = _mm512_fmadd_ps(x, b1, v4);
+            x = _mm512_set1_ps(p5[ic]); u5 = _mm512_fmadd_ps(x, b0, u5); v5 = _mm512_fmadd_ps(x, b1, v5);
+            bq += NR;
+        }
+        k += len;
+    }
+    if (ke != a->K) {
+#define NK_ST(i) _mm512_storeu_ps(cb + i * 2 * NR, u##i); _mm512_storeu_ps(cb + i * 2 * NR + NR, v##i);
+        NK_ST(0) NK_ST(1) NK_ST(2) NK_ST(3) NK_ST(4) NK_ST(5)
+#undef NK_ST
+        return;
+    }
+    ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
+#define NK_LO(v) _mm512_castps512_ps256(v)
+#define NK_HI(v) _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))
+#define NK_ROW(i) \
+    if (mr > i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; \
+                  store8(a, NK_LO(u##i), ro, oc0, 8); store8(a, NK_HI(u##i), ro + 8, oc0 + 8, 8); \
+                  store8(a, NK_LO(v##i), ro + 16, oc0 + 16, 8); store8(a, NK_HI(v##i), ro + 24, oc0 + 24, 8); }
+    NK_ROW(0) NK_ROW(1) NK_ROW(2) NK_ROW(3) NK_ROW(4) NK_ROW(5)
+#undef NK_ROW
+#undef NK_LO
+#undef NK_HI
+}
+#else
+#define NK_PAIR 0
+#endif
+
+/* Panel j, or the pair j, j+1 when ``step`` is 2 (both full; the pair kernel for tiles of more than 3 rows,
+ * else two single-panel tiles with their partial sums side by side in cb). */
+static inline void tile_step(const conv_args *a, const float *const *base, long r0, int mr, int j, int step,
+                             long kb, long ke, float *cb) {
+#if NK_PAIR
+    if (step == 2 && mr > 3) {
+        tile2(a, base, r0, mr, j, kb, ke, cb);
+        return;
+    }
+#endif
+    tile(a, base, r0, mr, j, kb, ke, cb);
+    if (step == 2) tile(a, base, r0, mr, j + 1, kb, ke, cb == NULL ? NULL : cb + MR * NR);
+}
+
+/* 2 if panels j and j+1 can go together (both full, both in [.., j1)), else 1. */
+static inline int pair_step(const conv_args *a, int j, int j1) {
+    return NK_PAIR && j + 1 < j1 && (j + 2) * NR <= a->OC ? 2 : 1;
+}
+
 typedef struct {
     const conv_args *a;
     long rows, tiles, chunk, nchunks, pb;
@@ -490,7 +628,7 @@ static void conv_item(void *ctx, long wi) {
     }
     /* panel by panel (and for long K, k block by k block), the block of weights (at most about 16 KiB:
      * L1) serves every tile of the chunk, whose input rows come from L2 */
-    float cbuf[NK_MAXCHUNK * MR * NR];
+    float cbuf[NK_MAXCHUNK * MR * 2 * NR];
     if (a->K <= NK_SHORT_K) {
         /* short sums (e.g. a 1x1 convolution of 64 channels): the output traffic dominates, so each tile's
          * output rows are finished across all panels of the block (one sequential stream of writes, and of
@@ -501,16 +639,20 @@ static void conv_item(void *ctx, long wi) {
         for (long ti = t0; ti < t1; ti++) {
             long r0 = ti * MR;
             int mr = jb->rows - r0 < MR ? (int)(jb->rows - r0) : MR;
-            for (int j = j0; j < j1; j++) tile(a, base[ti - t0], r0, mr, j, 0, a->K, NULL);
+            for (int j = j0, step; j < j1; j += step) {
+                step = pair_step(a, j, j1);
+                tile_step(a, base[ti - t0], r0, mr, j, step, 0, a->K, NULL);
+            }
         }
         return;
     }
-    for (int j = j0; j < j1; j++) {
+    for (int j = j0, step; j < j1; j += step) {
+        step = pair_step(a, j, j1);
         if (a->K <= 2 * NK_KC) {
             for (long ti = t0; ti < t1; ti++) {
                 long r0 = ti * MR;
                 int mr = jb->rows - r0 < MR ? (int)(jb->rows - r0) : MR;
-                tile(a, base[ti - t0], r0, mr, j, 0, a->K, NULL);
+                tile_step(a, base[ti - t0], r0, mr, j, step, 0, a->K, NULL);
             }
             continue;
         }
@@ -520,7 +662,7 @@ static void conv_item(void *ctx, long wi) {
             for (long ti = t0; ti < t1; ti++) {
                 long r0 = ti * MR;
                 int mr = jb->rows - r0 < MR ? (int)(jb->rows - r0) : MR;
-                tile(a, base[ti - t0], r0, mr, j, kb, ke, cbuf + (ti - t0) * MR * NR);
+                tile_step(a, base[ti - t0], r0, mr, j, step, kb, ke, cbuf + (ti - t0) * MR * 2 * NR);
             }
             kb = ke - NK_KC;
         }

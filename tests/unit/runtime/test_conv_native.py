@@ -111,6 +111,8 @@ CONV_CASES = [
     (2, 6, 6, 40, 70, 3, 3, (2, 0, 0, 3), (1, 1), (2, 2)),      # pad larger than a side, dilation 2
     (1, 4, 4, 300, 24, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1)),     # long K (2700), OC = 24 (8-channel tail)
     (1, 7, 7, 80, 40, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1)),      # long K (720) in k blocks, 49 rows: a 1-row tile
+    (1, 7, 7, 80, 64, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1)),      # k blocks, panel pairs (AVX-512): pair partial sums
+    (1, 9, 9, 80, 96, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1)),      # column blocks of 5 panels: pairs and a lone panel
 ]
 
 
@@ -363,3 +365,21 @@ def test_pools_identical_to_reference(path: bool, case: tuple, kind: str) -> Non
     np.testing.assert_array_equal(out, e)
     if kind == "tosa.max_pool2d":
         assert np.isnan(out[0, :, :, 0]).any()
+
+
+CPU_HAS_AVX512 = "avx512f" in native._cpu_id().split()
+
+
+@pytest.mark.skipif(not (HAVE_NATIVE and CPU_HAS_AVX512), reason="the default build has no AVX-512 paths to avoid")
+def test_conv_kernels_built_without_avx512(tmp_path) -> None:  # noqa: ANN001
+    """conv.c's AVX2 tiles (what a machine without AVX-512 runs) pass this file's native CONV2D cases too:
+    the kernels are rebuilt with ``NNKILN_NATIVE_FLAGS=-mno-avx512f`` in a fresh process."""
+    import os
+
+    env = {**os.environ, "NNKILN_NATIVE_FLAGS": "-mno-avx512f", "NNKILN_CACHE_DIR": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                        "native and conv2d and not without_avx512"], capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert " passed" in r.stdout and "failed" not in r.stdout
+    assert any(f.name.startswith("conv-") for f in tmp_path.iterdir())  # the rebuilt library was used
