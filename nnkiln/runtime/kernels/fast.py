@@ -12,8 +12,10 @@ Numerics against ``nnkiln.reference`` (float32 everywhere, like the reference):
   reference's per-tap float32 operations in its order).
 - AVG/MAX_POOL2D: the reference's per-tap loops, done in place in the output view (same operations
   in the same order: bit-identical).
-- FULLY_CONNECTED, MATMUL: ``np.matmul(out=)`` (``kernels.gemm``: one BLAS thread for small products)
-  (+ bias); elementwise ops with ``out=``.
+- FULLY_CONNECTED, MATMUL: with constant weights (batch 1) and conv.c's AVX-512 tiles, the native implicit
+  GEMM (``conv.native_gemm``: bias and post-ops in registers; another summation order, within 1e-5);
+  otherwise ``np.matmul(out=)`` (``kernels.gemm``: one BLAS thread for small products) (+ bias);
+  elementwise ops with ``out=``.
 - TRANSPOSE (float32): one strided ``np.copyto``; GATHER (float32 values, int32 indices):
   ``np.take`` per batch (both copies: identical to the reference).
 """
@@ -93,12 +95,16 @@ def _pool(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: S
 
 
 def _fully_connected(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
-                     epi: Epilogue | None) -> FastFn | None:
+                     consts: Sequence[np.ndarray | None], epi: Epilogue | None) -> FastFn | None:
     if len(ib) != 3 or len(ob) != 1:
         return None
     xs, ws, bs, os_ = ib[0].shape, ib[1].shape, ib[2].shape, ob[0].shape
     if len(xs) != 2 or len(ws) != 2 or xs[1] != ws[1] or os_ != (xs[0], ws[0]) or bs not in ((ws[0],), (1,)):
         return None
+    if consts[1] is not None:
+        nat = conv.native_gemm(xs[0], xs[1], ws[0], consts[1], epi, ob[0])
+        if nat is not None:
+            return nat
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
         x, w, b = ins
@@ -112,13 +118,18 @@ def _fully_connected(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
 
 
 def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
-            epi: Epilogue | None) -> FastFn | None:
+            consts: Sequence[np.ndarray | None], epi: Epilogue | None) -> FastFn | None:
     if len(ib) != 2 or len(ob) != 1:
         return None
     a, b, o = ib[0].shape, ib[1].shape, ob[0].shape
     if len(a) != 3 or len(b) != 3 or a[0] != b[0] or a[2] != b[1] or o != (a[0], a[1], b[2]):
         return None
     rows, cols = a[0] * a[1], b[2]
+    if a[0] == 1 and consts[1] is not None:  # constant weights (a linear layer): the native GEMM, no bias
+        nat = conv.native_gemm(a[1], a[2], cols, consts[1][0].T, epi, ob[0])
+        if nat is not None:
+            zeros = np.zeros(cols, _F32)
+            return lambda ins, outs, extras: nat((ins[0], None, zeros), outs, extras)  # type: ignore[arg-type]
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
         x, y = ins
@@ -194,9 +205,9 @@ def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     if name == "tosa.depthwise_conv2d":
         return conv.depthwise(attrs, ib, ob, epi)
     if name == "tosa.fully_connected":
-        return _fully_connected(attrs, ib, ob, epi)
+        return _fully_connected(attrs, ib, ob, consts, epi)
     if name == "tosa.matmul":
-        return _matmul(attrs, ib, ob, epi)
+        return _matmul(attrs, ib, ob, consts, epi)
     if epi is not None:
         blocked = _blocked_elementwise(name, attrs, ib, ob, epi)
         if blocked is not None:

@@ -8,6 +8,13 @@ run with one BLAS thread. When BLAS is already at one thread (several executors,
 setting) nothing is switched. Blocked kernels (``kernels.conv``) make their blocks at least
 ``min_rows`` rows when BLAS has several threads, so their GEMMs stay multi-threaded. Results do not depend on the thread count (OpenBLAS splits the output,
 not the sums).
+
+Where conv.c has its AVX-512 tiles, convolutions and every constant-weight GEMM run on our own thread pool
+(``conv.native_gemm``), and OpenBLAS's threads, which spin for a while after each call, would compete with
+it for the cores: measured on BERT-base at 2 threads (in-process, medians), 255 ms with OpenBLAS threading its
+remaining (attention) products as before, 165 ms with them on one thread, 171 ms for the previous all-OpenBLAS
+plan. So there the threshold is ``SHARED_SMALL_FLOPS`` (products below it, e.g. all of BERT-base's
+attention products at 25 MFLOP, run on one BLAS thread).
 """
 
 from __future__ import annotations
@@ -16,7 +23,25 @@ from __future__ import annotations
 import numpy as np
 
 SMALL_FLOPS = 2.5e7
+SHARED_SMALL_FLOPS = 2e8
 _funcs: tuple | None | bool = False
+_shared: bool | None = None
+
+
+def _pool_shares_cores() -> bool:
+    """Whether our native kernels' pool takes the threaded work (conv.c's AVX-512 build, see above)."""
+    global _shared
+    if _shared is None:
+        from nnkiln.runtime.kernels.conv import native_lib
+
+        lib = native_lib("conv")
+        _shared = bool(lib is not None and lib.nk_wide_tiles())
+    return _shared
+
+
+def small_flops() -> float:
+    """Products below this many flops run on one BLAS thread."""
+    return SHARED_SMALL_FLOPS if _pool_shares_cores() else SMALL_FLOPS
 
 
 def _blas() -> tuple | None:
@@ -39,13 +64,13 @@ def min_rows(flops_per_row: float) -> int:
     threads (then the threads share every block); 1 with one BLAS thread."""
     if blas_threads() <= 1 or flops_per_row <= 0:
         return 1
-    return int(-(-SMALL_FLOPS // flops_per_row))
+    return int(-(-small_flops() // flops_per_row))
 
 
 def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """``np.matmul(a, b, out=out)``; single-threaded BLAS when the product is small."""
     flops = 2.0 * out.size * a.shape[-1]
-    funcs = _blas() if flops < SMALL_FLOPS else None
+    funcs = _blas() if flops < small_flops() else None
     if not funcs:
         np.matmul(a, b, out=out)
         return
@@ -61,4 +86,4 @@ def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         set_(before)
 
 
-__all__ = ["SMALL_FLOPS", "blas_threads", "gemm", "min_rows"]
+__all__ = ["SHARED_SMALL_FLOPS", "SMALL_FLOPS", "blas_threads", "gemm", "min_rows", "small_flops"]

@@ -566,6 +566,9 @@ static void tile2(const conv_args *a, const float *const *base, long r0, int mr,
 #define NK_PAIR 0
 #endif
 
+/* 1 if this build has the AVX-512 pair tiles (the runtime then also routes constant-weight GEMMs here). */
+int nk_wide_tiles(void) { return NK_PAIR; }
+
 /* Panel j, or the pair j, j+1 when ``step`` is 2 (both full; the pair kernel for tiles of more than 3 rows,
  * else two single-panel tiles with their partial sums side by side in cb). */
 static inline void tile_step(const conv_args *a, const float *const *base, long r0, int mr, int j, int step,

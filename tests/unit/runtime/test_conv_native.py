@@ -367,18 +367,82 @@ def test_pools_identical_to_reference(path: bool, case: tuple, kind: str) -> Non
         assert np.isnan(out[0, :, :, 0]).any()
 
 
+# -- FULLY_CONNECTED / MATMUL with constant weights (conv.native_gemm) ----------------------------------
+
+WIDE = HAVE_NATIVE and bool(conv_mod.native_lib("conv").nk_wide_tiles())
+GEMM_EPILOGUES = [
+    ([], 0),
+    ([RELU6], 0),
+    ([{"kernel": "tosa.add", "attrs": {}, "operand": 3}], 1),                                  # full operand
+    ([{"kernel": "tosa.mul", "attrs": {"shift": 0}, "operand": 3}, RELU6], 1),                 # per-channel operand
+    ([{"kernel": "tosa.sigmoid", "attrs": {}}], 0),                                             # no C form
+]
+
+
+def _gemm_fn(kind: str, shapes: tuple, const_w: bool, posts: list, extras: list):  # noqa: ANN202
+    from nnkiln.runtime.kernels import fast
+
+    in_shapes, out_shape = shapes
+    epi = epilogue.build(list(posts), _desc(out_shape), [_desc(e.shape) for e in extras]) if posts else None
+    return fast.build(kind, {}, [_desc(s) for s in in_shapes], [_desc(out_shape)], [None, const_w, None][:len(in_shapes)], epi)
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+@pytest.mark.parametrize("posts,nextra", GEMM_EPILOGUES)
+@pytest.mark.parametrize("rows,k,n", [(128, 64, 96), (13, 300, 37), (1, 40, 1000), (50, 600, 48)])
+def test_gemm_with_constant_weights_matches_reference(path: bool, posts: list, nextra: int, rows: int, k: int, n: int,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """FULLY_CONNECTED [rows, k] x [n, k] + bias and MATMUL [1, rows, k] x [1, k, n] with constant weights: the
+    native implicit GEMM where conv.c has its AVX-512 tiles (asserted: no BLAS call), BLAS otherwise; both within
+    1e-5 of the reference kernels followed by the post-ops."""
+    from nnkiln.runtime.kernels import fast
+
+    calls: list[int] = []
+    real_gemm = fast.gemm
+    monkeypatch.setattr(fast, "gemm", lambda *a: calls.append(1) or real_gemm(*a))
+    x, w, b = _f(rows, k), _f(n, k), _f(n)
+    extras = [_f(rows, n) if p["kernel"] == "tosa.add" else _f(1, n) for p in posts if p.get("operand") is not None]
+    fc = _gemm_fn("tosa.fully_connected", ([x.shape, w.shape, b.shape], (rows, n)), w, posts, extras)
+    e = _ref_posts(_ref("tosa.fully_connected", [x, w, b], {"input_zp": 0, "weight_zp": 0}, (rows, n)), posts, extras)
+    out = np.full((rows, n), np.nan, np.float32)
+    fc([x, w, b], [out], extras)
+    _close(out, e)
+    bm = np.ascontiguousarray(w.T).reshape(1, k, n)
+    ex3 = [e.reshape(1, *e.shape) for e in extras]
+    mm = _gemm_fn("tosa.matmul", ([(1, rows, k), bm.shape], (1, rows, n)), bm, posts, ex3)
+    e3 = _ref_posts(_ref("tosa.matmul", [x.reshape(1, rows, k), bm], {"A_zp": 0, "B_zp": 0}, (1, rows, n)), posts, ex3)
+    out3 = np.full((1, rows, n), np.nan, np.float32)
+    mm([x.reshape(1, rows, k), bm], [out3], ex3)
+    _close(out3, e3)
+    assert (not calls) == (path and WIDE), calls
+
+
+def test_gemm_with_run_time_weights_stays_on_blas(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nnkiln.runtime.kernels import fast
+
+    calls: list[int] = []
+    real_gemm = fast.gemm
+    monkeypatch.setattr(fast, "gemm", lambda *a: calls.append(1) or real_gemm(*a))
+    a, bm = _f(1, 20, 30), _f(1, 30, 40)
+    fn = _gemm_fn("tosa.matmul", ([a.shape, bm.shape], (1, 20, 40)), None, [], [])
+    out = np.empty((1, 20, 40), np.float32)
+    fn([a, bm], [out], [])
+    _close(out, _ref("tosa.matmul", [a, bm], {"A_zp": 0, "B_zp": 0}, (1, 20, 40)))
+    assert calls == [1]
+
+
 CPU_HAS_AVX512 = "avx512f" in native._cpu_id().split()
 
 
 @pytest.mark.skipif(not (HAVE_NATIVE and CPU_HAS_AVX512), reason="the default build has no AVX-512 paths to avoid")
 def test_conv_kernels_built_without_avx512(tmp_path) -> None:  # noqa: ANN001
-    """conv.c's AVX2 tiles (what a machine without AVX-512 runs) pass this file's native CONV2D cases too:
+    """conv.c's AVX2 tiles (what a machine without AVX-512 runs) pass this file's native CONV2D and GEMM cases too:
     the kernels are rebuilt with ``NNKILN_NATIVE_FLAGS=-mno-avx512f`` in a fresh process."""
     import os
 
     env = {**os.environ, "NNKILN_NATIVE_FLAGS": "-mno-avx512f", "NNKILN_CACHE_DIR": str(tmp_path)}
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
-                        "native and conv2d and not without_avx512"], capture_output=True, text=True, env=env,
+                        "native and (conv2d or gemm) and not without_avx512"], capture_output=True, text=True, env=env,
                        timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "failed" not in r.stdout
