@@ -34,6 +34,7 @@ from nnkiln.backend.blob_format import Blob, BufferDesc, ConstantStore, IODesc, 
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
+from nnkiln.runtime.kernels.gemm import plan_for, planning
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -108,18 +109,20 @@ class Executable:
         self._in_specs = [(io, np.dtype(BufferDesc(Memory.INPUT, io.kind, io.shape, 0, 0).dtype)) for io in blob.inputs]
         self._out_specs = [(io.shape, BufferDesc(Memory.OUTPUT, io.kind, io.shape, 0, 0).dtype) for io in blob.outputs]
         self._fns: list[TaskFn] = []
-        for i, t in enumerate(blob.tasks):
-            try:
-                self._fns.append(build_task(t, blob.buffers, self._static))
-            except NnkilnError:
-                raise
-            except Exception as err:  # inconsistent attrs/shapes in a structurally valid blob
-                raise BlobError(f"invalid blob: task {i} ({t.kernel}): {type(err).__name__}: {err}") from None
-        queues: dict[tuple[str, int], list[int]] = {}
-        for i, t in enumerate(blob.tasks):
-            queues.setdefault((t.executor, t.executor_index), []).append(i)
-        self._queues = list(queues.values())
-        self._units = self._plan_units()
+        gemm_plan = plan_for(blob.tasks, blob.buffers)
+        with planning(gemm_plan):
+            for i, t in enumerate(blob.tasks):
+                try:
+                    self._fns.append(build_task(t, blob.buffers, self._static))
+                except NnkilnError:
+                    raise
+                except Exception as err:  # inconsistent attrs/shapes in a structurally valid blob
+                    raise BlobError(f"invalid blob: task {i} ({t.kernel}): {type(err).__name__}: {err}") from None
+            queues: dict[tuple[str, int], list[int]] = {}
+            for i, t in enumerate(blob.tasks):
+                queues.setdefault((t.executor, t.executor_index), []).append(i)
+            self._queues = list(queues.values())
+            self._units = self._plan_units()
         self._lock = threading.Lock()
         self.stats: dict[str, Any] = {
             "arena_bytes": blob.arena_bytes,
@@ -130,6 +133,7 @@ class Executable:
             "num_buffers": len(blob.buffers),
             "num_executors": len(self._queues),
             "num_units": sum(len(u) for u in self._units),
+            "native_gemm": gemm_plan.native,
             "constants_bytes": len(blob.constants),
             "compile_seconds": float(meta.get("compile_seconds", 0.0)),
             "target": meta.get("target", ""),

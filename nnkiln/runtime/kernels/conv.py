@@ -274,7 +274,10 @@ def _native_depthwise(geo: tuple[int, ...], epi: Epilogue | None, out: BufferDes
     return run
 
 
-def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue | None, out: BufferDesc) -> FastFn | None:
+def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue | None, out: BufferDesc,
+                 bp_packed: np.ndarray | None = None) -> FastFn | None:
+    """The C convolution for geometry ``geo``: weights ``bp_packed`` (``pack_gemm_weights``), else packed once from
+    the constant ``wconst`` ([OC, ..., IC]), else from the run-time operand on every call."""
     lib = native_lib("conv")
     if lib is None:
         return None
@@ -299,7 +302,7 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
         pack(_ptr(wc), oc, k, _ptr(bp))
         return bp
 
-    bp_const = packed(wconst) if wconst is not None else None
+    bp_const = bp_packed if bp_packed is not None else packed(wconst) if wconst is not None else None
     ptr = _Ptrs(6)
     toff_p = _ptr(toff)
 
@@ -330,18 +333,39 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
     return run
 
 
-def native_gemm(rows: int, k: int, n: int, w_nk: np.ndarray, epi: Epilogue | None, out: BufferDesc) -> FastFn | None:
-    """``out[rows, n] = x[rows, k] · w_nk[n, k]ᵀ + bias`` then the post-ops (FULLY_CONNECTED, MATMUL with constant
-    weights) as conv.c's implicit GEMM: a 1x1 convolution of one image of 1 x ``rows`` pixels, weights packed
-    once, bias and C-expressible post-ops in registers; ``fn((x, unused, bias), (out,), extras)``. Only where
-    conv.c has its AVX-512 tiles (``nk_wide_tiles``): measured there against OpenBLAS 0.3.31 (SkylakeX kernels)
-    plus a bias pass, 1 thread: 128x128x128 46 vs 52 us, 128x512x128 153 vs 180 us, 128x768x768 1.57 vs
-    1.78 ms, 128x768x3072 6.4 vs 8.1 ms, 128x3072x768 6.8 vs 7.1 ms; the AVX2 tiles were slower than OpenBLAS
-    on BERT's products on the AVX2 machine, so without AVX-512 BLAS keeps them (None)."""
-    lib = native_lib("conv")
-    if lib is None or not lib.nk_wide_tiles() or rows < 1 or k < 1 or n < 1:
+def pack_gemm_weights(w: np.ndarray, layout: str) -> np.ndarray:
+    """A GEMM's constant weights in conv.c's packed panels (``bp[(j·K + k)·16 + q] = W[j·16 + q, k]``, zero beyond
+    N): ``layout`` "nk" for FULLY_CONNECTED's [N, K], "kn" for MATMUL's [K, N] (one strided copy, no transpose)."""
+    k, n = (w.shape[1], w.shape[0]) if layout == "nk" else w.shape
+    panels = -(-n // 16)
+    bp = aligned_empty(panels * k * 16)
+    view = bp.reshape(panels, k, 16)
+    wkn = w.T if layout == "nk" else w
+    full = n // 16
+    view[:full] = wkn[:, :full * 16].reshape(k, full, 16).transpose(1, 0, 2)
+    if full < panels:
+        view[full] = 0.0
+        view[full, :, :n - full * 16] = wkn[:, full * 16:]
+    return bp
+
+
+def native_gemm(rows: int, k: int, n: int, bp: np.ndarray, epi: Epilogue | None, out: BufferDesc) -> FastFn | None:
+    """``out[rows, n] = x[rows, k] · W + bias`` then the post-ops (FULLY_CONNECTED / MATMUL with constant weights,
+    ``bp`` = ``pack_gemm_weights(W)``) as conv.c's implicit GEMM: a 1x1 convolution of one image of 1 x ``rows``
+    pixels, bias and C-expressible post-ops in registers; ``fn((x, unused, bias), (out,), extras)``. Used where
+    conv.c has its AVX-512 tiles (``native_gemm_available``; the plan is ``kernels.gemm.GemmPlan``): measured there
+    against OpenBLAS 0.3.31 (SkylakeX kernels) plus a bias pass, 1 thread: 128x128x128 46 vs 52 us, 128x512x128
+    153 vs 180 us, 128x768x768 1.57 vs 1.78 ms, 128x768x3072 6.4 vs 8.1 ms, 128x3072x768 6.8 vs 7.1 ms; the AVX2
+    tiles were slower than OpenBLAS on BERT's products on the AVX2 machine."""
+    if not native_gemm_available() or rows < 1 or k < 1 or n < 1:
         return None
-    return _native_conv((1, 1, rows, k, n, 1, 1, 1, rows, 1, 1, 1, 1, 0, 0, 0, 0), w_nk, epi, out)
+    return _native_conv((1, 1, rows, k, n, 1, 1, 1, rows, 1, 1, 1, 1, 0, 0, 0, 0), None, epi, out, bp_packed=bp)
+
+
+def native_gemm_available() -> bool:
+    """conv.c is loaded and has its AVX-512 tiles (``nk_wide_tiles``)."""
+    lib = native_lib("conv")
+    return lib is not None and bool(lib.nk_wide_tiles())
 
 
 def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],

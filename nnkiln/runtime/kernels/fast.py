@@ -12,7 +12,8 @@ Numerics against ``nnkiln.reference`` (float32 everywhere, like the reference):
   reference's per-tap float32 operations in its order).
 - AVG/MAX_POOL2D: the reference's per-tap loops, done in place in the output view (same operations
   in the same order: bit-identical).
-- FULLY_CONNECTED, MATMUL: with constant weights (batch 1) and conv.c's AVX-512 tiles, the native implicit
+- FULLY_CONNECTED, MATMUL: with constant weights under a native ``kernels.gemm.GemmPlan`` (conv.c's AVX-512
+  tiles, and the executable's GEMM weights small enough to hold a packed second copy), the native implicit
   GEMM (``conv.native_gemm``: bias and post-ops in registers; another summation order, within 1e-5);
   otherwise ``np.matmul(out=)`` (``kernels.gemm``: one BLAS thread for small products) (+ bias);
   elementwise ops with ``out=``.
@@ -33,7 +34,7 @@ from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels import conv
-from nnkiln.runtime.kernels.gemm import gemm
+from nnkiln.runtime.kernels.gemm import current_plan, gemm
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
 from nnkiln.runtime.kernels.epilogue import block_of as epilogue_block_of
 from nnkiln.runtime.kernels.epilogue import operand_2d as epilogue_operand_2d
@@ -101,15 +102,17 @@ def _fully_connected(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     xs, ws, bs, os_ = ib[0].shape, ib[1].shape, ib[2].shape, ob[0].shape
     if len(xs) != 2 or len(ws) != 2 or xs[1] != ws[1] or os_ != (xs[0], ws[0]) or bs not in ((ws[0],), (1,)):
         return None
-    if consts[1] is not None:
-        nat = conv.native_gemm(xs[0], xs[1], ws[0], consts[1], epi, ob[0])
+    plan = current_plan()
+    if plan.native and consts[1] is not None:
+        nat = conv.native_gemm(xs[0], xs[1], ws[0], plan.packed_weights(consts[1], "nk"), epi, ob[0])
         if nat is not None:
             return nat
+    small = plan.small_flops
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
         x, w, b = ins
         o = outs[0]
-        gemm(x, w.T, o)
+        gemm(x, w.T, o, small)
         np.add(o, b, out=o)
         if epi is not None:
             epi(o, slice(None), extras)
@@ -125,18 +128,20 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
     if len(a) != 3 or len(b) != 3 or a[0] != b[0] or a[2] != b[1] or o != (a[0], a[1], b[2]):
         return None
     rows, cols = a[0] * a[1], b[2]
-    if a[0] == 1 and consts[1] is not None:  # constant weights (a linear layer): the native GEMM, no bias
-        nat = conv.native_gemm(a[1], a[2], cols, consts[1][0].T, epi, ob[0])
+    plan = current_plan()
+    if plan.native and a[0] == 1 and consts[1] is not None:  # constant weights (a linear layer), no bias
+        nat = conv.native_gemm(a[1], a[2], cols, plan.packed_weights(consts[1][0], "kn"), epi, ob[0])
         if nat is not None:
             zeros = np.zeros(cols, _F32)
             return lambda ins, outs, extras: nat((ins[0], None, zeros), outs, extras)  # type: ignore[arg-type]
+    small = plan.small_flops
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
         x, y = ins
         if x.shape[0] == 1:  # one 2-D GEMM (no batch loop inside numpy)
-            gemm(x[0], y[0], outs[0][0])
+            gemm(x[0], y[0], outs[0][0], small)
         else:
-            gemm(x, y, outs[0])
+            gemm(x, y, outs[0], small)
         if epi is not None:
             epi(outs[0].reshape(rows, cols), slice(None), extras)
 

@@ -9,39 +9,84 @@ setting) nothing is switched. Blocked kernels (``kernels.conv``) make their bloc
 ``min_rows`` rows when BLAS has several threads, so their GEMMs stay multi-threaded. Results do not depend on the thread count (OpenBLAS splits the output,
 not the sums).
 
-Where conv.c has its AVX-512 tiles, convolutions and every constant-weight GEMM run on our own thread pool
-(``conv.native_gemm``), and OpenBLAS's threads, which spin for a while after each call, would compete with
-it for the cores: measured on BERT-base at 2 threads (in-process, medians), 255 ms with OpenBLAS threading its
-remaining (attention) products as before, 165 ms with them on one thread, 171 ms for the previous all-OpenBLAS
-plan. So there the threshold is ``SHARED_SMALL_FLOPS`` (products below it, e.g. all of BERT-base's
-attention products at 25 MFLOP, run on one BLAS thread).
+Plans (``GemmPlan``, chosen per executable by ``plan_for``): where conv.c has its AVX-512 tiles, the
+FULLY_CONNECTED / MATMUL ops with constant weights run on conv.c's implicit GEMM (``conv.native_gemm``) with
+their weights packed once at load time, a second copy of them: so only while the executable's constant GEMM
+weights total at most ``NATIVE_GEMM_MAX_BYTES`` (BERT-tiny's 1.6 MB and the CNN classifiers yes, BERT-base's
+340 MB no: its runtime peak would pass onnxruntime's). Such an executable runs its convolutions and GEMMs on our
+thread pool, and OpenBLAS's threads, which spin for a while after each call, would compete with it for the
+cores: there BLAS products below ``SHARED_SMALL_FLOPS`` run on one thread (measured on BERT-base at 2 threads,
+in-process medians: 255 ms with OpenBLAS threading its remaining attention products, 165 ms with them on one
+thread). Every other executable keeps OpenBLAS for its GEMMs with ``SMALL_FLOPS``.
 """
 
 from __future__ import annotations
 
 
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
 import numpy as np
+
+from nnkiln.backend.blob_format import BufferDesc, Memory, TaskDesc
 
 SMALL_FLOPS = 2.5e7
 SHARED_SMALL_FLOPS = 2e8
+NATIVE_GEMM_MAX_BYTES = 64 << 20
 _funcs: tuple | None | bool = False
-_shared: bool | None = None
 
 
-def _pool_shares_cores() -> bool:
-    """Whether our native kernels' pool takes the threaded work (conv.c's AVX-512 build, see above)."""
-    global _shared
-    if _shared is None:
-        from nnkiln.runtime.kernels.conv import native_lib
+@dataclass
+class GemmPlan:
+    """How one executable runs its GEMMs (see the module docstring)."""
 
-        lib = native_lib("conv")
-        _shared = bool(lib is not None and lib.nk_wide_tiles())
-    return _shared
+    native: bool = False  # constant-weight FULLY_CONNECTED / MATMUL on conv.c, weights packed at load
+    small_flops: float = SMALL_FLOPS  # BLAS products below this run on one thread
+    packed: dict[tuple[int, tuple[int, ...]], np.ndarray] = field(default_factory=dict)  # by (address, shape)
+
+    def packed_weights(self, w: np.ndarray, layout: str) -> np.ndarray:
+        """``conv.pack_gemm_weights(w, layout)``, once per constant (kernels are built more than once per task)."""
+        from nnkiln.runtime.kernels.conv import pack_gemm_weights
+
+        key = (w.ctypes.data, w.shape)
+        bp = self.packed.get(key)
+        if bp is None:
+            bp = self.packed[key] = pack_gemm_weights(w, layout)
+        return bp
 
 
-def small_flops() -> float:
-    """Products below this many flops run on one BLAS thread."""
-    return SHARED_SMALL_FLOPS if _pool_shares_cores() else SMALL_FLOPS
+_DEFAULT = GemmPlan()
+_current = threading.local()
+
+
+def plan_for(tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc]) -> GemmPlan:
+    """The plan of an executable: native GEMMs iff conv.c has its AVX-512 tiles and the constant weights of its
+    FULLY_CONNECTED / MATMUL tasks total at most ``NATIVE_GEMM_MAX_BYTES``."""
+    from nnkiln.runtime.kernels.conv import native_gemm_available
+
+    weights = {t.ins[1] for t in tasks if t.kernel in ("tosa.fully_connected", "tosa.matmul") and len(t.ins) > 1
+               and buffers[t.ins[1]].memory is Memory.CONSTANT}
+    total = sum(buffers[b].size for b in weights)
+    if weights and total <= NATIVE_GEMM_MAX_BYTES and native_gemm_available():
+        return GemmPlan(native=True, small_flops=SHARED_SMALL_FLOPS)
+    return GemmPlan()
+
+
+@contextmanager
+def planning(plan: GemmPlan) -> Iterator[None]:
+    """Kernels built inside follow ``plan`` (``current_plan``)."""
+    before = getattr(_current, "plan", None)
+    _current.plan = plan
+    try:
+        yield
+    finally:
+        _current.plan = before
+
+
+def current_plan() -> GemmPlan:
+    return getattr(_current, "plan", None) or _DEFAULT
 
 
 def _blas() -> tuple | None:
@@ -64,13 +109,13 @@ def min_rows(flops_per_row: float) -> int:
     threads (then the threads share every block); 1 with one BLAS thread."""
     if blas_threads() <= 1 or flops_per_row <= 0:
         return 1
-    return int(-(-small_flops() // flops_per_row))
+    return int(-(-SMALL_FLOPS // flops_per_row))
 
 
-def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    """``np.matmul(a, b, out=out)``; single-threaded BLAS when the product is small."""
+def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray, small_flops: float = SMALL_FLOPS) -> None:
+    """``np.matmul(a, b, out=out)``; single-threaded BLAS when the product is below ``small_flops``."""
     flops = 2.0 * out.size * a.shape[-1]
-    funcs = _blas() if flops < small_flops() else None
+    funcs = _blas() if flops < small_flops else None
     if not funcs:
         np.matmul(a, b, out=out)
         return
@@ -86,4 +131,5 @@ def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         set_(before)
 
 
-__all__ = ["SHARED_SMALL_FLOPS", "SMALL_FLOPS", "blas_threads", "gemm", "min_rows", "small_flops"]
+__all__ = ["NATIVE_GEMM_MAX_BYTES", "SHARED_SMALL_FLOPS", "SMALL_FLOPS", "GemmPlan", "blas_threads", "current_plan",
+           "gemm", "min_rows", "plan_for", "planning"]

@@ -379,12 +379,16 @@ GEMM_EPILOGUES = [
 ]
 
 
-def _gemm_fn(kind: str, shapes: tuple, const_w: bool, posts: list, extras: list):  # noqa: ANN202
+def _gemm_fn(kind: str, shapes: tuple, const_w: np.ndarray | None, posts: list, extras: list):  # noqa: ANN202
+    """The fast kernel as an executable with a native GEMM plan (small constant weights) builds it."""
     from nnkiln.runtime.kernels import fast
+    from nnkiln.runtime.kernels.gemm import GemmPlan, planning
 
     in_shapes, out_shape = shapes
     epi = epilogue.build(list(posts), _desc(out_shape), [_desc(e.shape) for e in extras]) if posts else None
-    return fast.build(kind, {}, [_desc(s) for s in in_shapes], [_desc(out_shape)], [None, const_w, None][:len(in_shapes)], epi)
+    with planning(GemmPlan(native=True)):
+        return fast.build(kind, {}, [_desc(s) for s in in_shapes], [_desc(out_shape)],
+                          [None, const_w, None][:len(in_shapes)], epi)
 
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
@@ -415,6 +419,26 @@ def test_gemm_with_constant_weights_matches_reference(path: bool, posts: list, n
     mm([x.reshape(1, rows, k), bm], [out3], ex3)
     _close(out3, e3)
     assert (not calls) == (path and WIDE), calls
+
+
+def test_gemm_plan_packs_only_small_weight_sets() -> None:
+    """Executables whose constant GEMM weights total more than NATIVE_GEMM_MAX_BYTES keep BLAS (no packed second
+    copy of e.g. BERT-base's weights); smaller ones go native where conv.c has its AVX-512 tiles."""
+    from nnkiln.backend.blob_format import TaskDesc
+    from nnkiln.runtime.kernels.gemm import NATIVE_GEMM_MAX_BYTES, SHARED_SMALL_FLOPS, SMALL_FLOPS, plan_for
+
+    def blob_of(weight_bytes: list[int]) -> tuple[list, list]:
+        bufs, tasks = [], []
+        for nbytes in weight_bytes:
+            bufs += [_desc((8, 8)), BufferDesc(Memory.CONSTANT, F, (nbytes // 4,), 0, nbytes), _desc((8, 8))]
+            tasks.append(TaskDesc("compute", 0, "tosa.matmul", {}, (len(bufs) - 3, len(bufs) - 2), (len(bufs) - 1,)))
+        return tasks, bufs
+
+    small = plan_for(*blob_of([1 << 20, 2 << 20]))
+    assert small.native == WIDE and small.small_flops == (SHARED_SMALL_FLOPS if WIDE else SMALL_FLOPS)
+    big = plan_for(*blob_of([NATIVE_GEMM_MAX_BYTES // 2, NATIVE_GEMM_MAX_BYTES // 2 + 4]))
+    assert not big.native and big.small_flops == SMALL_FLOPS
+    assert not plan_for([], []).native
 
 
 def test_gemm_with_run_time_weights_stays_on_blas(monkeypatch: pytest.MonkeyPatch) -> None:
