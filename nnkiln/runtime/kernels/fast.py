@@ -17,6 +17,8 @@ Numerics against ``nnkiln.reference`` (float32 everywhere, like the reference):
   GEMM (``conv.native_gemm``: bias and post-ops in registers; another summation order, within 1e-5);
   otherwise ``np.matmul(out=)`` (``kernels.gemm``: one BLAS thread for small products) (+ bias);
   elementwise ops with ``out=``.
+- int32 / bool ADD, SUB, MUL, MAXIMUM, MINIMUM, comparisons and SELECT: ``kernels.integer`` (the reference's
+  results exactly; the reference kernel where an int32 result would overflow).
 - TRANSPOSE (float32): one strided ``np.copyto``; GATHER (float32 values, int32 indices):
   ``np.take`` per batch (both copies: identical to the reference).
 """
@@ -33,7 +35,7 @@ import numpy as np
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
-from nnkiln.runtime.kernels import conv
+from nnkiln.runtime.kernels import conv, integer
 from nnkiln.runtime.kernels.gemm import current_plan, gemm
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
 from nnkiln.runtime.kernels.epilogue import block_of as epilogue_block_of
@@ -201,6 +203,8 @@ def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     if name == "tosa.transpose" and epi is None:  # a copy: any element type
         t = _transpose(attrs, ib, ob)
         return _with_epilogue(t, ob, None) if t is not None else None
+    if name in integer.OPS and epi is None and not all(b.kind is Kind.F32 for b in (*ib, *ob)):
+        return integer.build(name, attrs, ib, ob)
     if not all(b.kind is Kind.F32 for b in (*ib, *ob)):
         return None
     if any(attrs.get(z, 0) for z in ("input_zp", "weight_zp", "output_zp", "A_zp", "B_zp", "input1_zp", "input2_zp")):
