@@ -315,11 +315,11 @@ def test_resize_sizes_linear() -> None:
     check(node_model("Resize", x, inits, opset=13, mode="linear"), x)
 
 
-def test_resize_cubic_unsupported() -> None:
-    x = {"x": rand(1, 1, 4, 4)}
+def test_resize_cubic_of_int8_is_unsupported() -> None:
+    x = {"x": RNG.integers(-128, 128, (1, 1, 4, 4)).astype(np.int8)}
     inits = {"roi": np.zeros(0, np.float32), "s": np.array([1, 1, 2, 2], np.float32)}
-    with pytest.raises(FrontendError, match="not supported"):
-        run_model(node_model("Resize", x, inits, opset=13, mode="cubic"), [x["x"]])
+    with pytest.raises(FrontendError, match="float32 data, not i8"):
+        run_model(node_model("Resize", x, inits, opset=13, mode="cubic", out_type=TensorProto.INT8), [x["x"]])
 
 
 def test_upsample_opset9() -> None:

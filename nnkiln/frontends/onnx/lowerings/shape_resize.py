@@ -223,8 +223,8 @@ def Resize(ctx: NodeContext) -> list[Result]:
     align_corners, asymmetric, tf_half_pixel_for_nn, and keep_aspect_ratio_policy stretch /
     not_larger / not_smaller, when RESIZE's fp32 stride/offset reproduce ONNX's sample positions
     (checked per output index at import; ``border`` is chosen so RESIZE's size rule gives ONNX's
-    output size). Not supported: cubic, antialias, exclude_outside, tf_crop_and_resize (needs
-    extrapolation outside the input)."""
+    output size). Cubic, antialias, exclude_outside, tf_crop_and_resize and resizes of other axes than the
+    last two (float32) are constant interpolation matrices (``resize_matrix``)."""
     data = ctx.input(0)
     mode = ctx.attr("mode", "nearest")
     ctm = ctx.attr("coordinate_transformation_mode", "half_pixel" if ctx.opset >= 11 else "asymmetric")
@@ -232,15 +232,14 @@ def Resize(ctx: NodeContext) -> list[Result]:
     if ctx.opset < 11:
         ctm = "asymmetric"
         nearest_mode = "floor"
-    for name, bad in (("antialias", 0), ("exclude_outside", 0)):
-        if int(ctx.attr(name, 0)) != bad:
-            raise ctx.error(f"{name} is not supported")
+    antialias = bool(int(ctx.attr("antialias", 0)))
+    exclude_outside = bool(int(ctx.attr("exclude_outside", 0)))
     policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
-    ctx.attr("cubic_coeff_a")
-    ctx.attr("extrapolation_value")
+    cubic_a = float(ctx.attr("cubic_coeff_a", -0.75))
+    extrapolation = float(ctx.attr("extrapolation_value", 0.0))
     rank = data.rank
-    if mode == "cubic":
-        raise ctx.error("mode 'cubic' is not supported (TOSA RESIZE has NEAREST and BILINEAR)")
+    if mode not in ("nearest", "linear", "bilinear", "cubic"):
+        raise ctx.error(f"mode '{mode}' is not supported")
     if ctx.opset < 11:
         scl = [float(s) for s in np.asarray(ctx.const(1, "scales")).reshape(-1)]
         out = [int(math.floor(i * s)) for i, s in zip(data.shape, scl)]
@@ -270,6 +269,22 @@ def Resize(ctx: NodeContext) -> list[Result]:
             raise ctx.error(f"keep_aspect_ratio_policy '{policy}' is not supported")
     else:
         raise ctx.error("one of scales and sizes is required")
+    roi = None
+    if ctm == "tf_crop_and_resize":
+        if not ctx.has_input(1):
+            raise ctx.error("coordinate_transformation_mode 'tf_crop_and_resize' needs the roi input")
+        given = np.asarray(ctx.const(1, "roi"), np.float64).reshape(-1)
+        if given.size != 2 * len(ax):
+            raise ctx.error(f"roi has {given.size} values, expected {2 * len(ax)} (starts and ends)")
+        roi = np.concatenate([np.zeros(rank), np.ones(rank)])
+        for k, a in enumerate(ax):
+            roi[a], roi[a + rank] = given[k], given[k + len(ax)]
+    if (mode == "cubic" or antialias or exclude_outside or roi is not None
+            or any(o != i for o, i in zip(out[:-2], data.shape[:-2]))):
+        from nnkiln.frontends.onnx.lowerings.resize_matrix import resize_by_matrices
+
+        return resize_by_matrices(ctx, mode, ctm, nearest_mode, scl, out, cubic_a, exclude_outside, antialias,
+                                  roi, extrapolation)
     return _resize_common(ctx, mode, ctm, nearest_mode, scl, out)
 
 
