@@ -72,6 +72,11 @@ TASKS: ``u32 count, u32 reserved`` then ``count`` variable-length records::
 the tosa op's properties as JSON values (tuples become lists; enums their string value);
 ``post_ops`` a list of ``{"kernel": "tosa.clamp", "attrs": {...}}`` or ``{"kernel": "tosa.add", "attrs":
 {}, "operand": k}`` (``k`` indexes ``ins``), applied in order to the kernel's (single) result.
+Packed GEMM weights: a ``tosa.matmul`` task whose ``attrs`` hold ``"b_panels": 16`` takes its right operand
+(``ins[1]``, a float32 CONSTANT) not as ``[1, K, N]`` but as ``[ceil(N/16), K, 16]`` panels: ``P[j, k, q] =
+B[0, k, 16j + q]``, zeros beyond N (``pack_panels``; the layout the cpu runtime's GEMM kernel reads, so it needs
+no second copy of the weights). The writer uses it where the target asks (``Target.gemm_weight_panels``)
+and the constant feeds only such MATMULs (batch 1, float32).
 Control flow: a ``tosa.cond_if`` / ``tosa.while_loop`` task's first two ``ins`` are CONSTANT buffers
 (int8) holding complete blobs of this format, the programs of its two regions (then/else, cond/body),
 validated when the blob is loaded; then come the condition (COND_IF) and the input list; ``attrs`` are
@@ -173,6 +178,29 @@ DTYPE_CODES: dict[Kind, int] = {
 }
 """The dtype whitelist: element kind -> code."""
 KIND_OF_CODE: dict[int, Kind] = {v: k for k, v in DTYPE_CODES.items()}
+
+
+PANEL_WIDTH = 16
+"""Columns per panel of packed GEMM weights (``b_panels``)."""
+
+
+def pack_panels(b_kn: np.ndarray, width: int = PANEL_WIDTH) -> np.ndarray:
+    """A ``[K, N]`` matrix as ``[ceil(N/width), K, width]`` panels (``P[j, k, q] = B[k, width·j + q]``, zeros beyond
+    N), float32, C-contiguous."""
+    k, n = b_kn.shape
+    panels = -(-n // width)
+    out = np.zeros((panels, k, width), np.float32)
+    full = n // width
+    out[:full] = np.asarray(b_kn[:, :full * width], np.float32).reshape(k, full, width).transpose(1, 0, 2)
+    if full < panels:
+        out[full, :, :n - full * width] = b_kn[:, full * width:]
+    return out
+
+
+def unpack_panels(p: np.ndarray, n: int) -> np.ndarray:
+    """The ``[K, N]`` matrix of ``pack_panels`` output ``p`` (``[panels, K, width]``)."""
+    panels, k, width = p.shape
+    return np.ascontiguousarray(p.transpose(1, 0, 2).reshape(k, panels * width)[:, :n])
 
 
 def storage_dtype(kind: Kind) -> np.dtype:
@@ -846,6 +874,7 @@ def _check_acyclic(tasks: list[TaskDesc], n_bar: int) -> None:
 
 
 __all__ = [
+    "PANEL_WIDTH", "pack_panels", "unpack_panels",
     "ALIGNMENT", "Blob", "BarrierDesc", "BufferDesc", "DTYPE_CODES", "IODesc", "MAGIC", "Memory",
     "SectionKind", "TaskDesc", "VERSION_MAJOR", "VERSION_MINOR", "ConstantChunk", "ConstantStore", "constants_u8",
     "decode", "decode_args", "encode",

@@ -9,7 +9,9 @@ and named by ``nnkiln.name``; its body holds ``rt.barrier`` declarations, ``rt.b
 Translation:
 - every io argument becomes an IO descriptor plus a buffer covering it; ``rt.buffer`` becomes a
   buffer (arena at its offset; input/output: a view of that io tensor at its offset);
-- ``buf.const`` appends its data to CONSTANTS; a view becomes a buffer aliasing its base's bytes; a
+- ``buf.const`` appends its data to CONSTANTS (a constant that only feeds float32 MATMULs as their right
+  operand in the target's GEMM panels, ``Target.gemm_weight_panels``, those MATMULs marked ``b_panels``); a
+  view becomes a buffer aliasing its base's bytes; a
   kernel/copy/concat_view result is the same buffer as its ``outs``;
 - each ``buf.kernel``/``buf.copy`` in a task becomes a blob task (kernel name, JSON attrs and
   post-ops, operand buffers) on the task's executor; the first carries the task's waits, the last its
@@ -29,7 +31,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRef
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 
-from nnkiln.backend.blob_format import Blob, Memory
+from nnkiln.backend.blob_format import PANEL_WIDTH, Blob, Memory, pack_panels
 from nnkiln.backend.builder import BlobBuilder
 from nnkiln.errors import BlobError
 from nnkiln.kinds import Kind
@@ -85,8 +87,31 @@ def _post_ops(attr: ArrayAttr | None) -> list[dict[str, Any]]:
     return result
 
 
+def _packable_weights(func: FuncOp, width: int) -> set[SSAValue]:
+    """``buf.const`` results that feed only float32, batch-1 ``tosa.matmul`` kernels as their right operand:
+    they are written as ``width``-column panels (``blob_format.pack_panels``; 0: none)."""
+    from nnkiln.dialects.buf import ConstOp, KernelOp
+
+    if width <= 0:
+        return set()
+
+    def plain_matmul(op: Operation) -> bool:
+        return (isinstance(op, KernelOp) and op.kernel.data == "tosa.matmul" and len(op.ins) >= 2
+                and all(isinstance(v.type, MemRefType) and _kind(v.type, "operand") is Kind.F32
+                        and _shape(v.type)[0] == 1 for v in (op.ins[0], op.ins[1], op.outs[0])))
+
+    found: set[SSAValue] = set()
+    for op in func.walk():
+        if plain_matmul(op) and isinstance(op.ins[1].owner, ConstOp) and len(_shape(op.ins[1].type)) == 3:
+            v = op.ins[1]
+            if all(plain_matmul(u.operation) and u.index == 1 for u in v.uses):
+                found.add(v)
+    return found
+
+
 class _Writer:
-    def __init__(self) -> None:
+    def __init__(self, packed: set[SSAValue] | None = None) -> None:
+        self.packed = packed or set()
         self.b = BlobBuilder()
         self.buf: dict[SSAValue, int] = {}
         self.current_use: dict[int, int] = {}
@@ -136,7 +161,10 @@ class _Writer:
             return True
         if isinstance(op, ConstOp):
             t = op.result.type
-            self.buf[op.result] = self.b.add_const(to_numpy(op.values), _kind(t, "buf.const"))
+            data = to_numpy(op.values)
+            if op.result in self.packed:
+                data = pack_panels(data.reshape(data.shape[-2:]))
+            self.buf[op.result] = self.b.add_const(data, _kind(t, "buf.const"))
             return True
         if isinstance(op, ReshapeOp):
             t = op.result.type
@@ -181,7 +209,10 @@ class _Writer:
             if isinstance(op, KernelOp):
                 ins = [self.value(v, op) for v in op.ins]
                 outs = [self.value(v, op) for v in op.outs]
-                items.append((op.kernel.data, ins, outs, op.tosa_attrs(), _post_ops(op.post_ops)))
+                attrs = op.tosa_attrs()
+                if op.kernel.data == "tosa.matmul" and len(op.ins) >= 2 and op.ins[1] in self.packed:
+                    attrs = {**attrs, "b_panels": PANEL_WIDTH}
+                items.append((op.kernel.data, ins, outs, attrs, _post_ops(op.post_ops)))
             elif isinstance(op, CopyOp):
                 items.append(("buf.copy", [self.value(v, op) for v in op.ins], [self.value(v, op) for v in op.outs], {}, []))
             else:
@@ -204,8 +235,10 @@ def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float)
     """The filled builder of an rt-level module and the blob's metadata."""
     from nnkiln.dialects.rt import BarrierOp, TaskOp
 
+    from nnkiln.targets import get_target
+
     func = _entry(module)
-    w = _Writer()
+    w = _Writer(_packable_weights(func, get_target(target).gemm_weight_panels))
     w.args(func)
     for op in func.body.blocks[0].ops:
         if isinstance(op, BarrierOp):

@@ -6,7 +6,8 @@ nothing in a pass hard-codes a device.
 
 The ``cpu`` target: one memory ``host`` (64-byte alignment: a cache line and the widest SIMD
 load, so numpy views of planned buffers stay aligned), one executor kind ``cpu`` (``COMPUTE``) with
-``threads`` instances (default ``os.cpu_count()``), 64 barriers.
+``threads`` instances (default ``os.cpu_count()``), 64 barriers, MATMUL weights packed in 16-column panels
+(the runtime's GEMM kernel reads them without a second copy).
 
 Decision (measured on the 2-core machine, 2 threads: ResNet-18 31.6 ms on one queue whose kernels use both
 cores vs 56.1 ms on two queues; BERT-tiny 4.1 vs 5.5 ms): without an explicit ``threads`` the cpu executor is
@@ -64,12 +65,15 @@ class Executor:
 
 @dataclass(frozen=True)
 class Target:
-    """A device: memories, executors and the number of physical barriers."""
+    """A device: memories, executors and the number of physical barriers. ``gemm_weight_panels``: the constant
+    right operands of float32 MATMULs are stored in the blob as panels of this many columns, the layout the
+    device's GEMM kernel reads (0: as they are; see ``backend.blob_format``'s "Packed GEMM weights")."""
 
     name: str
     memories: tuple[Memory, ...]
     executors: tuple[Executor, ...]
     num_barriers: int
+    gemm_weight_panels: int = 0
 
     def memory(self, name: str) -> Memory:
         for m in self.memories:
@@ -108,7 +112,7 @@ def get_target(name: str = "cpu", threads: int | None = None) -> Target:
     if count < 1:
         raise NnkilnError(f"threads must be >= 1, got {count}")
     return Target("cpu", (HOST_MEMORY,), (Executor("cpu", ExecutorKind.COMPUTE, count, threads is None),),
-                  num_barriers=64)
+                  num_barriers=64, gemm_weight_panels=16)
 
 
 def find_memory(name: str) -> Memory | None:

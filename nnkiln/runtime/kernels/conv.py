@@ -349,15 +349,17 @@ def pack_gemm_weights(w: np.ndarray, layout: str) -> np.ndarray:
     return bp
 
 
-def native_gemm(rows: int, k: int, n: int, bp: np.ndarray, epi: Epilogue | None, out: BufferDesc) -> FastFn | None:
+def native_gemm(rows: int, k: int, n: int, bp: np.ndarray, epi: Epilogue | None, out: BufferDesc,
+                wide_only: bool = True) -> FastFn | None:
     """``out[rows, n] = x[rows, k] · W + bias`` then the post-ops (FULLY_CONNECTED / MATMUL with constant weights,
     ``bp`` = ``pack_gemm_weights(W)``) as conv.c's implicit GEMM: a 1x1 convolution of one image of 1 x ``rows``
     pixels, bias and C-expressible post-ops in registers; ``fn((x, unused, bias), (out,), extras)``. Used where
     conv.c has its AVX-512 tiles (``native_gemm_available``; the plan is ``kernels.gemm.GemmPlan``): measured there
     against OpenBLAS 0.3.31 (SkylakeX kernels) plus a bias pass, 1 thread: 128x128x128 46 vs 52 us, 128x512x128
     153 vs 180 us, 128x768x768 1.57 vs 1.78 ms, 128x768x3072 6.4 vs 8.1 ms, 128x3072x768 6.8 vs 7.1 ms; the AVX2
-    tiles were slower than OpenBLAS on BERT's products on the AVX2 machine."""
-    if not native_gemm_available() or rows < 1 or k < 1 or n < 1:
+    tiles were slower than OpenBLAS on BERT's products on the AVX2 machine (``wide_only``: then None; weights the
+    blob already holds as panels run here on any tiles, as no second copy is needed)."""
+    if rows < 1 or k < 1 or n < 1 or native_lib("conv") is None or (wide_only and not native_gemm_available()):
         return None
     return _native_conv((1, 1, rows, k, n, 1, 1, 1, rows, 1, 1, 1, 1, 0, 0, 0, 0), None, epi, out, bp_packed=bp)
 

@@ -126,6 +126,8 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
             consts: Sequence[np.ndarray | None], epi: Epilogue | None) -> FastFn | None:
     if len(ib) != 2 or len(ob) != 1:
         return None
+    if attrs.get("b_panels") is not None:
+        return _matmul_panels(attrs, ib, ob, consts, epi)
     a, b, o = ib[0].shape, ib[1].shape, ob[0].shape
     if len(a) != 3 or len(b) != 3 or a[0] != b[0] or a[2] != b[1] or o != (a[0], a[1], b[2]):
         return None
@@ -144,6 +146,36 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
             gemm(x[0], y[0], outs[0][0], small)
         else:
             gemm(x, y, outs[0], small)
+        if epi is not None:
+            epi(outs[0].reshape(rows, cols), slice(None), extras)
+
+    return run
+
+
+def _matmul_panels(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
+                   consts: Sequence[np.ndarray | None], epi: Epilogue | None) -> FastFn | None:
+    """MATMUL whose constant right operand the blob holds as GEMM panels (``blob_format.pack_panels``): conv.c's
+    implicit GEMM reads them as they are (AVX2 or AVX-512 tiles); without the native library they are unpacked
+    once for BLAS."""
+    from nnkiln.backend.blob_format import PANEL_WIDTH, unpack_panels
+    from nnkiln.errors import BlobError
+
+    a, b, o = ib[0].shape, ib[1].shape, ob[0].shape
+    if (attrs.get("b_panels") != PANEL_WIDTH or len(a) != 3 or a[0] != 1 or len(b) != 3 or b[2] != PANEL_WIDTH
+            or b[1] != a[2] or len(o) != 3 or o[:2] != a[:2] or b[0] != -(-o[2] // PANEL_WIDTH) or consts[1] is None):
+        raise BlobError(f"MATMUL with packed weights: operands {a} x {b} -> {o} (constant: {consts[1] is not None}) "
+                        f"do not match the b_panels = {PANEL_WIDTH} layout")
+    rows, k, cols = a[1], a[2], o[2]
+    panels = np.ascontiguousarray(consts[1], _F32).reshape(-1)
+    nat = conv.native_gemm(rows, k, cols, panels, epi, ob[0], wide_only=False)
+    if nat is not None:
+        zeros = np.zeros(cols, _F32)
+        return lambda ins, outs, extras: nat((ins[0], None, zeros), outs, extras)  # type: ignore[arg-type]
+    w_kn = unpack_panels(consts[1], cols)
+    small = current_plan().small_flops
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
+        gemm(ins[0][0], w_kn, outs[0][0], small)
         if epi is not None:
             epi(outs[0].reshape(rows, cols), slice(None), extras)
 

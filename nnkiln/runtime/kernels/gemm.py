@@ -9,11 +9,12 @@ setting) nothing is switched. Blocked kernels (``kernels.conv``) make their bloc
 ``min_rows`` rows when BLAS has several threads, so their GEMMs stay multi-threaded. Results do not depend on the thread count (OpenBLAS splits the output,
 not the sums).
 
-Plans (``GemmPlan``, chosen per executable by ``plan_for``): where conv.c has its AVX-512 tiles, the
-FULLY_CONNECTED / MATMUL ops with constant weights run on conv.c's implicit GEMM (``conv.native_gemm``) with
-their weights packed once at load time, a second copy of them: so only while the executable's constant GEMM
-weights total at most ``NATIVE_GEMM_MAX_BYTES`` (BERT-tiny's 1.6 MB and the CNN classifiers yes, BERT-base's
-340 MB no: its runtime peak would pass onnxruntime's). Such an executable runs its convolutions and GEMMs on our
+Plans (``GemmPlan``, chosen per executable by ``plan_for``): MATMULs whose constant weights the blob holds as
+GEMM panels (``b_panels``, written for the cpu target) run on conv.c's implicit GEMM reading them in place.
+Other FULLY_CONNECTED / MATMUL ops with constant weights run there too where conv.c has its AVX-512 tiles,
+with their weights packed once at load time, a second copy of them: so only while those weights total at
+most ``NATIVE_GEMM_MAX_BYTES`` (a second copy of BERT-base's 340 MB took its runtime peak past
+onnxruntime's). Such an executable runs its convolutions and GEMMs on our
 thread pool, and OpenBLAS's threads, which spin for a while after each call, would compete with it for the
 cores: there BLAS products below ``SHARED_SMALL_FLOPS`` run on one thread (measured on BERT-base at 2 threads,
 in-process medians: 255 ms with OpenBLAS threading its remaining attention products, 165 ms with them on one
@@ -62,16 +63,20 @@ _current = threading.local()
 
 
 def plan_for(tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc]) -> GemmPlan:
-    """The plan of an executable: native GEMMs iff conv.c has its AVX-512 tiles and the constant weights of its
-    FULLY_CONNECTED / MATMUL tasks total at most ``NATIVE_GEMM_MAX_BYTES``."""
-    from nnkiln.runtime.kernels.conv import native_gemm_available
+    """The plan of an executable: native GEMMs for constant weights held as they are iff conv.c has its AVX-512
+    tiles and those weights total at most ``NATIVE_GEMM_MAX_BYTES`` (weights the blob holds as GEMM panels,
+    ``b_panels``, always run natively, needing no copy); BLAS's one-thread threshold is ``SHARED_SMALL_FLOPS``
+    whenever native GEMMs run."""
+    from nnkiln.runtime.kernels.conv import native_gemm_available, native_lib
 
-    weights = {t.ins[1] for t in tasks if t.kernel in ("tosa.fully_connected", "tosa.matmul") and len(t.ins) > 1
-               and buffers[t.ins[1]].memory is Memory.CONSTANT}
+    gemms = [t for t in tasks if t.kernel in ("tosa.fully_connected", "tosa.matmul") and len(t.ins) > 1
+             and buffers[t.ins[1]].memory is Memory.CONSTANT]
+    paneled = any(t.args.get("attrs", {}).get("b_panels") for t in gemms)
+    weights = {t.ins[1] for t in gemms if not t.args.get("attrs", {}).get("b_panels")}
     total = sum(buffers[b].size for b in weights)
-    if weights and total <= NATIVE_GEMM_MAX_BYTES and native_gemm_available():
-        return GemmPlan(native=True, small_flops=SHARED_SMALL_FLOPS)
-    return GemmPlan()
+    native = bool(weights) and total <= NATIVE_GEMM_MAX_BYTES and native_gemm_available()
+    shared = native or (paneled and native_lib("conv") is not None)
+    return GemmPlan(native=native, small_flops=SHARED_SMALL_FLOPS if shared else SMALL_FLOPS)
 
 
 @contextmanager
