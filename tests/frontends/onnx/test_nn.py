@@ -222,6 +222,9 @@ def test_averagepool_divisors_hand_computed() -> None:
     ("MaxPool", dict(kernel_shape=[2, 3], strides=[1, 2], dilations=[2, 2], pads=[1, 1, 1, 1])),
     ("AveragePool", dict(kernel_shape=[2, 2], strides=[2, 1], dilations=[2, 3], pads=[1, 1, 1, 1], opset=19)),
     ("LpPool", dict(kernel_shape=[2, 2], strides=[2, 2], p=2, pads=[1, 0, 1, 0])),
+    ("LpPool", dict(kernel_shape=[3, 2], strides=[1, 2], p=3, pads=[1, 1, 0, 1])),
+    ("LpPool", dict(kernel_shape=[2, 2], p=4, ceil_mode=1, strides=[2, 2])),
+    ("LpPool", dict(kernel_shape=[2, 3], p=1, dilations=[2, 1])),
 ])
 def test_pools_match_onnxruntime(op: str, attrs: dict[str, Any]) -> None:
     x = {"x": rand(2, 3, 8, 7)}
@@ -231,6 +234,7 @@ def test_pools_match_onnxruntime(op: str, attrs: dict[str, Any]) -> None:
 
 def test_pool_3d_and_global() -> None:
     x = {"x": rand(1, 2, 5, 6, 4)}
+    against_ort(one_node("LpPool", x, kernel_shape=[2, 2, 2], p=3), x)  # rank 5: the root POW on a flat view
     against_ort(one_node("MaxPool", x, kernel_shape=[2, 3, 2], strides=[2, 1, 2], pads=[1, 1, 0, 0, 1, 0]), x)
     against_ort(one_node("AveragePool", x, kernel_shape=[3, 2, 2], strides=[1, 2, 2]), x)
     against_ort(one_node("GlobalAveragePool", x), x)

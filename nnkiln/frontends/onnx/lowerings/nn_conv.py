@@ -360,21 +360,38 @@ def AveragePool(ctx: NodeContext) -> Result:
 
 @lowering("LpPool")
 def LpPool(ctx: NodeContext) -> Result:
-    """LpPool (opsets 1, 2, 11, 18, 22) for p = 1 (sum of |x|) and p = 2 (sqrt of the sum of x²): the
-    window sums come from ``_separable_pool`` over the explicitly zero-padded |x| or x² (dilations and
-    ceil_mode included); sqrt is RECIPROCAL(RSQRT(·)). Other p are not supported (POW of the sum is
-    not exact)."""
+    """LpPool (opsets 1, 2, 11, 18, 22): ``(Σ |x|^p)^(1/p)`` over each window. The window sums come from
+    ``_separable_pool`` over the explicitly zero-padded ``|x|^p`` (dilations and ceil_mode included). p = 1:
+    the sum of |x|; p = 2: sqrt (RECIPROCAL(RSQRT(·))) of the sum of x²; p >= 3: ``|x|^p`` as a chain of p - 1
+    MULs (float32 products, as ``x·x·…``) and the root as POW(sum, 1/p) (float32 POW: within a few ulps, not
+    bit-exact; checked against onnxruntime)."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import PowOp
     from nnkiln.dialects.tosa.ops_elementwise_unary import AbsOp
     from nnkiln.frontends.onnx.lowerings.nn import sqrt
 
     p = int(ctx.attr("p", 2))
-    if p not in (1, 2):
-        raise ctx.error(f"p = {p} is not supported (only 1 and 2 are exact)")
+    if p < 1:
+        raise ctx.error(f"p = {p} is not supported (the norm needs p >= 1)")
     xv, kernel, strides, dilations, pairs, ceil_mode = _pool_setup(ctx, "LpPool")
     x = value_of(ctx, xv)
-    x = ctx.g.value(AbsOp, [x], etype(x)) if p == 1 else mul(ctx.g, x, x)
-    y = _separable_pool(ctx, False, TensorValue.of(x), kernel, strides, dilations, pairs, ceil_mode, None)
-    return [sqrt(ctx.g, y) if p == 2 else y]
+    if p == 2:
+        powered = mul(ctx.g, x, x)
+    else:
+        ax = ctx.g.value(AbsOp, [x], etype(x))
+        powered = ax
+        for _ in range(p - 1):
+            powered = mul(ctx.g, powered, ax)
+    y = _separable_pool(ctx, False, TensorValue.of(powered), kernel, strides, dilations, pairs, ceil_mode, None)
+    if p == 1:
+        return [y]
+    if p == 2:
+        return [sqrt(ctx.g, y)]
+    from nnkiln.frontends.common.arith import scalar_like
+
+    shape = shape_of(y)
+    flat = reshape(ctx.g, y, (math.prod(shape),)) if len(shape) > 4 else y  # POW takes ranks 1..4
+    root = ctx.g.value(PowOp, [flat, scalar_like(ctx.g, 1.0 / p, flat)], etype(flat))
+    return [reshape(ctx.g, root, shape) if len(shape) > 4 else root]
 
 
 def _global(ctx: NodeContext, op: type) -> SSAValue:
