@@ -16,7 +16,8 @@ Numerics against ``nnkiln.reference`` (float32 everywhere, like the reference):
   tiles, and the executable's GEMM weights small enough to hold a packed second copy), the native implicit
   GEMM (``conv.native_gemm``: bias and post-ops in registers; another summation order, within 1e-5);
   otherwise ``np.matmul(out=)`` (``kernels.gemm``: one BLAS thread for small products) (+ bias);
-  elementwise ops with ``out=``.
+  elementwise ops with ``out=``. A MATMUL whose weights the blob holds as GEMM panels (``b_panels``) always
+  takes the native GEMM, reading them in place (unpacked once for BLAS only without the native library).
 - int32 / bool ADD, SUB, MUL, MAXIMUM, MINIMUM, comparisons and SELECT: ``kernels.integer`` (the reference's
   results exactly; the reference kernel where an int32 result would overflow).
 - TRANSPOSE (float32): one strided ``np.copyto``; GATHER (float32 values, int32 indices):
