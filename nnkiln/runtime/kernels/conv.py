@@ -145,6 +145,9 @@ _SIGNATURES: dict[str, dict[str, tuple[list[Any], Any]]] = {
              "nk_pool_workers": ([], _I)},
 }
 _PAR_MIN_FLOPS = 4e6
+_PAR_MIN_WEIGHT_BYTES = 1 << 20
+"""Also threaded below ``_PAR_MIN_FLOPS`` when the weights are this large: a classifier's one-row product
+(MobileNetV2's 1280 -> 1000, 5 MB) is bound by reading them, which two cores do faster."""
 """Kernels with less work than this (multiply-adds x 2) run on the calling thread only."""
 _EPI_CODES = {"tosa.add": (2, 3), "tosa.sub": (4, 5), "tosa.mul": (6, 7)}
 
@@ -292,7 +295,7 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
     else:
         toff = np.array([(ky * dy * wp + kx * dx) * ic for ky in range(kh) for kx in range(kw)], np.dtype("l"))
         seg = ic
-    parallel = 2.0 * n * oh * ow * oc * k >= _PAR_MIN_FLOPS
+    parallel = 2.0 * n * oh * ow * oc * k >= _PAR_MIN_FLOPS or 4 * oc * k >= _PAR_MIN_WEIGHT_BYTES
     nepi = NativeEpilogue(epi, out)
     conv_fn, pack, pad_fn = lib.nk_conv_f32, lib.nk_pack_weights, lib.nk_pad_f32
 

@@ -112,12 +112,14 @@ def test_matmul_bias_epilogue_and_reductions() -> None:
     got = _run("tosa.matmul", [(a, False), (b, True), (bias, True)], (1, 7, 9), {"A_zp": 0, "B_zp": 0},
                [{"kernel": "tosa.add", "attrs": {}, "operand": 2}])
     _close(got, expected)
-    x = _f(3, 40, 7)
-    for name in ("tosa.reduce_sum", "tosa.reduce_max", "tosa.reduce_min"):
-        for axis in range(3):
-            shape = tuple(1 if i == axis else d for i, d in enumerate(x.shape))
-            np.testing.assert_array_equal(_run(name, [(x, False)], shape, {"axis": axis}),
-                                          _ref(name, [x], {"axis": axis}, shape))
+    # identical to the reference for every axis, also where the fast path views the input as 2-D (a
+    # leading size-1 block: the global average pool's [1, 49, 1280]) or the axis is the contiguous one
+    for x in (_f(3, 40, 7), _f(1, 49, 130) * 100, _f(2, 3, 4, 33)):
+        for name in ("tosa.reduce_sum", "tosa.reduce_max", "tosa.reduce_min"):
+            for axis in range(x.ndim):
+                shape = tuple(1 if i == axis else d for i, d in enumerate(x.shape))
+                np.testing.assert_array_equal(_run(name, [(x, False)], shape, {"axis": axis}),
+                                              _ref(name, [x], {"axis": axis}, shape))
 
 
 def test_clamp_propagates_nan_and_keeps_inf_bounds() -> None:
