@@ -184,15 +184,17 @@ PANEL_WIDTH = 16
 """Columns per panel of packed GEMM weights (``b_panels``)."""
 
 
-def pack_panels(b_kn: np.ndarray, width: int = PANEL_WIDTH) -> np.ndarray:
+def pack_panels(b_kn: np.ndarray, width: int = PANEL_WIDTH, out: np.ndarray | None = None) -> np.ndarray:
     """A ``[K, N]`` matrix as ``[ceil(N/width), K, width]`` panels (``P[j, k, q] = B[k, width·j + q]``, zeros beyond
-    N), float32, C-contiguous."""
+    N), float32, C-contiguous; written into ``out`` (float32, that shape) when given."""
     k, n = b_kn.shape
     panels = -(-n // width)
-    out = np.zeros((panels, k, width), np.float32)
+    if out is None:
+        out = np.empty((panels, k, width), np.float32)
     full = n // width
     out[:full] = np.asarray(b_kn[:, :full * width], np.float32).reshape(k, full, width).transpose(1, 0, 2)
     if full < panels:
+        out[full] = 0.0
         out[full, :, :n - full * width] = b_kn[:, full * width:]
     return out
 
@@ -724,7 +726,6 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 
             if outputs:
                 raise _fail(f"{what}: an input after an output")
             inputs.append(io)
-    names = [io.name for io in inputs] + [io.name for io in outputs]
     for group in ([io.name for io in inputs], [io.name for io in outputs]):
         if len(set(group)) != len(group):
             raise _fail(f"duplicate io names in {group}")

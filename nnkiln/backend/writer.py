@@ -234,7 +234,6 @@ class _Writer:
 def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float) -> tuple[BlobBuilder, dict[str, Any]]:
     """The filled builder of an rt-level module and the blob's metadata."""
     from nnkiln.dialects.rt import BarrierOp, TaskOp
-
     from nnkiln.targets import get_target
 
     func = _entry(module)

@@ -4,9 +4,10 @@ fused epilogues.
 Native kernels first (``nnkiln/runtime/native/conv.c``, compiled on first use by ``runtime.native``;
 see that file's header for the algorithms): CONV2D as an implicit GEMM over the zero-padded NHWC input
 (no im2col; weights packed once at load time into 16-channel panels; 6x16 AVX2/FMA register tiles
-summed from the bias, 6x32 over two panels with AVX-512; long K cut into L1-sized blocks), DEPTHWISE_CONV2D row by row with the
-reference's float32 operations in its order (identical results; 3x3 kernels with stride 1 or 2 load
-each input pixel once per kernel row), MAX/AVG_POOL2D likewise identical. Post-ops run in registers
+summed from the bias, 6x32 over two panels with AVX-512; long K cut into L1-sized blocks),
+DEPTHWISE_CONV2D row by row with the reference's float32 operations in its order (identical results;
+3x3 kernels with stride 1 or 2 load each input pixel once per kernel row), MAX/AVG_POOL2D likewise
+identical. Post-ops run in registers
 before the store when every one has a C form (``NativeEpilogue``: CLAMP, ADD/SUB/MUL with a
 full-shape or per-channel operand); otherwise the C kernel adds the bias and the Python ``Epilogue``
 runs afterwards. Threads: ``blas.kernel_threads()`` (1 during multi-executor runs; the machine's
@@ -145,10 +146,10 @@ _SIGNATURES: dict[str, dict[str, tuple[list[Any], Any]]] = {
              "nk_pool_workers": ([], _I)},
 }
 _PAR_MIN_FLOPS = 4e6
+"""Kernels with less work than this (multiply-adds x 2) run on the calling thread only."""
 _PAR_MIN_WEIGHT_BYTES = 1 << 20
 """Also threaded below ``_PAR_MIN_FLOPS`` when the weights are this large: a classifier's one-row product
 (MobileNetV2's 1280 -> 1000, 5 MB) is bound by reading them, which two cores do faster."""
-"""Kernels with less work than this (multiply-adds x 2) run on the calling thread only."""
 _EPI_CODES = {"tosa.add": (2, 3), "tosa.sub": (4, 5), "tosa.mul": (6, 7)}
 
 
@@ -337,18 +338,16 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
 
 
 def pack_gemm_weights(w: np.ndarray, layout: str) -> np.ndarray:
-    """A GEMM's constant weights in conv.c's packed panels (``bp[(j·K + k)·16 + q] = W[j·16 + q, k]``, zero beyond
-    N): ``layout`` "nk" for FULLY_CONNECTED's [N, K], "kn" for MATMUL's [K, N] (one strided copy, no transpose)."""
-    k, n = (w.shape[1], w.shape[0]) if layout == "nk" else w.shape
-    panels = -(-n // 16)
-    bp = aligned_empty(panels * k * 16)
-    view = bp.reshape(panels, k, 16)
+    """A GEMM's constant weights as ``blob_format.pack_panels`` lays them out (the layout of
+    ``nk_pack_weights``), 64-byte aligned: ``layout`` "nk" for FULLY_CONNECTED's [N, K], "kn" for MATMUL's
+    [K, N]."""
+    from nnkiln.backend.blob_format import PANEL_WIDTH, pack_panels
+
     wkn = w.T if layout == "nk" else w
-    full = n // 16
-    view[:full] = wkn[:, :full * 16].reshape(k, full, 16).transpose(1, 0, 2)
-    if full < panels:
-        view[full] = 0.0
-        view[full, :, :n - full * 16] = wkn[:, full * 16:]
+    k, n = wkn.shape
+    panels = -(-n // PANEL_WIDTH)
+    bp = aligned_empty(panels * k * PANEL_WIDTH)
+    pack_panels(wkn, out=bp.reshape(panels, k, PANEL_WIDTH))
     return bp
 
 

@@ -12,9 +12,9 @@
  * Micro-kernel: MR = 6 rows x 16 channels in 12 AVX registers starting from the bias, the whole K
  * summed in registers (fused multiply-add, k in order), then the post-ops, then one store. With AVX-512
  * (compiled with -march=native on such a CPU): two full panels at once, 6 rows x 32 channels in 12 zmm
- * registers (tile2: every broadcast input value feeds two FMAs), and 6 x 16 in 6 zmm registers for a lone
- * panel; the same FMAs per output element in the same order, so results are identical to the AVX2
- * build. Measured on a 2-core AMD EPYC with AVX-512 (in-process A/B of the two builds, 1 thread, whole
+ * registers (tile2: every broadcast input value feeds two FMAs); a lone panel keeps the AVX2 tile (a 6 x 16
+ * zmm variant measured the same). The same FMAs per output element in the same order, so results are
+ * identical to the AVX2 build. Measured on a 2-core AMD EPYC with AVX-512 (in-process A/B of the two builds, 1 thread, whole
  * models): MobileNetV2 10.20 -> 9.66 ms, ResNet-18 41.2 -> 39.7 ms, ResNet-50 97.5 -> 91.4 ms. Numerics: a
  * different summation order (and rounding) from the reference's, within the runtime's 1e-5
  * relative float tolerance, as the BLAS path. Column blocks keep K x NC of the packed weights
@@ -370,58 +370,6 @@ static void tile(const conv_args *a, const float *const *base, long r0, int mr, 
         if (mr > 2) { store8(a, e20, off + 2 * (ptrdiff_t)OC, oc0, m0); if (m1 > 0) store8(a, e21, off + 2 * (ptrdiff_t)OC + 8, oc0 + 8, m1); }
         return;
     }
-#if defined(__AVX512F__)
-    {  /* one 16-channel vector per row: half the broadcasts and B loads of the AVX2 tile */
-        __m512 z0, z1, z2, z3, z4, z5;
-        if (cb == NULL || kb == 0) {
-            z0 = _mm512_loadu_ps(a->bpad + oc0); z1 = z0; z2 = z0; z3 = z0; z4 = z0; z5 = z0;
-        } else {
-            z0 = _mm512_loadu_ps(cb + 0 * NR); z1 = _mm512_loadu_ps(cb + 1 * NR); z2 = _mm512_loadu_ps(cb + 2 * NR);
-            z3 = _mm512_loadu_ps(cb + 3 * NR); z4 = _mm512_loadu_ps(cb + 4 * NR); z5 = _mm512_loadu_ps(cb + 5 * NR);
-        }
-        for (long k = kb; k < ke; t++, ic0 = 0) {
-            int len = seg - ic0;
-            if (len > ke - k) len = (int)(ke - k);
-            long o = a->toff[t] + ic0;
-            const float *p0 = base[0] + o, *p1 = base[1] + o, *p2 = base[2] + o;
-            const float *p3 = base[3] + o, *p4 = base[4] + o, *p5 = base[5] + o;
-#pragma GCC unroll 4
-            for (int ic = 0; ic < len; ic++) {
-                __m512 b = _mm512_loadu_ps(bp);
-                z0 = _mm512_fmadd_ps(_mm512_set1_ps(p0[ic]), b, z0);
-                z1 = _mm512_fmadd_ps(_mm512_set1_ps(p1[ic]), b, z1);
-                z2 = _mm512_fmadd_ps(_mm512_set1_ps(p2[ic]), b, z2);
-                z3 = _mm512_fmadd_ps(_mm512_set1_ps(p3[ic]), b, z3);
-                z4 = _mm512_fmadd_ps(_mm512_set1_ps(p4[ic]), b, z4);
-                z5 = _mm512_fmadd_ps(_mm512_set1_ps(p5[ic]), b, z5);
-                bp += NR;
-            }
-            k += len;
-        }
-        if (!last) {
-            _mm512_storeu_ps(cb + 0 * NR, z0); _mm512_storeu_ps(cb + 1 * NR, z1); _mm512_storeu_ps(cb + 2 * NR, z2);
-            _mm512_storeu_ps(cb + 3 * NR, z3); _mm512_storeu_ps(cb + 4 * NR, z4); _mm512_storeu_ps(cb + 5 * NR, z5);
-            return;
-        }
-        int n0 = nc < 8 ? nc : 8, n1 = nc - 8;
-        ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
-#define NK_LO(v) _mm512_castps512_ps256(v)
-#define NK_HI(v) _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))
-#define NK_ROW(i, v) \
-        if (mr > i) { store8(a, NK_LO(v), off + (ptrdiff_t)i * OC, oc0, n0); \
-                      if (n1 > 0) store8(a, NK_HI(v), off + (ptrdiff_t)i * OC + 8, oc0 + 8, n1); }
-        NK_ROW(0, z0)
-        NK_ROW(1, z1)
-        NK_ROW(2, z2)
-        NK_ROW(3, z3)
-        NK_ROW(4, z4)
-        NK_ROW(5, z5)
-#undef NK_ROW
-#undef NK_LO
-#undef NK_HI
-        return;
-    }
-#endif
     __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
     if (cb == NULL || kb == 0) {  /* the sums start from the bias (bpad: zero-padded to whole panels) */
         c00 = _mm256_loadu_ps(a->bpad + oc0); c01 = _mm256_loadu_ps(a->bpad + oc0 + 8);
