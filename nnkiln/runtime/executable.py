@@ -34,6 +34,7 @@ from nnkiln.backend.blob_format import Blob, BufferDesc, ConstantStore, IODesc, 
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
+from nnkiln.runtime.kernels.bound import chain_units
 from nnkiln.runtime.kernels.gemm import plan_for, planning
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -224,7 +225,7 @@ class Executable:
                     us.append((part[0], part[1], tasks[part[1]].waits, ()))
                 else:
                     us.append((self._fns[part], part, tasks[part].waits, tasks[part].updates))
-            units.append(us)
+            units.append(chain_units(us, self._static) if single else us)
         return units
 
     def _failed(self, i: int, err: Exception) -> BlobError:

@@ -34,6 +34,7 @@ from nnkiln.backend.blob_format import BufferDesc, Memory, TaskDesc
 from nnkiln.errors import NotExecutableError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import control, epilogue, fast
+from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, slots, task_bind
 from nnkiln.runtime.kernels.reference import call_reference, reference_kernel, store
 
 TaskFn = Callable[[Sequence[np.ndarray]], None]
@@ -130,6 +131,9 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
         elif main_fast is not None:
             def main(views: Sequence[np.ndarray], _f=main_fast) -> None:
                 _f([views[i] for i in ins], [views[o] for o in outs], [views[i] for i in extra_idx])
+
+            if isinstance(main_fast, NativeFn):
+                main.bind = task_bind(main_fast, ins, outs, extra_idx)  # type: ignore[attr-defined]
         else:
             reference_kernel(name)  # NotExecutableError now rather than at run time
             in_kinds = [buffers[i].kind for i in ins]
@@ -393,6 +397,8 @@ def _split_gemm(task: TaskDesc, buffers: Sequence[BufferDesc],
     def run(views: Sequence[np.ndarray], _f=gemm_fn) -> None:
         _f([views[i] for i in ins], [views[o]], ())
 
+    if isinstance(gemm_fn, NativeFn):
+        run.bind = task_bind(gemm_fn, ins, [o], [])  # type: ignore[attr-defined]
     steps.append(("store", o, False))
     return run, (rows, c, steps)
 
@@ -678,6 +684,14 @@ class RowGroup:
         if self.lib.nk_rows_run(self.prog, self.nins, self.nregs, ptrs, self.modes, self.rows, self.c, self.block,
                                 self.threads):
             raise MemoryError("row program: scratch allocation failed")
+
+    def bind(self, views: Sequence[np.ndarray | None]) -> Bound | None:
+        """The program as one bound call (``kernels.bound``) when none of its buffers is a graph input/output."""
+        if self.dynamic or self.lib is None:
+            return None
+        args = slots(ctypes.addressof(self.prog), self.nins, self.nregs, ctypes.addressof(self.ptrs),
+                     ctypes.addressof(self.modes), self.rows, self.c, self.block, self.threads)
+        return Bound([(address(self.lib.nk_rows_run_b), args)], [self])
 
 
 def _fold_transposes(tasks: Sequence[TaskDesc], queue: Sequence[int], buffers: Sequence[BufferDesc],

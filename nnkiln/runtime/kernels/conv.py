@@ -56,6 +56,7 @@ from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime import native
 from nnkiln.runtime.blas import kernel_threads
+from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, contiguous_f32, slots
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds, operand_2d
 from nnkiln.runtime.kernels.gemm import gemm, min_rows
 
@@ -275,7 +276,18 @@ def _native_depthwise(geo: tuple[int, ...], epi: Epilogue | None, out: BufferDes
         if epi is not None and not nepi.ok:
             epi(o.reshape(-1, c * m), slice(None), extras)
 
-    return run
+    def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> Bound | None:
+        x, w, b = ins
+        if not nepi.ok or not contiguous_f32(x, w, outs[0], *extras):
+            return None
+        bias = _channel_vector(b, c * m)
+        ptrs, keep = nepi.pointers(extras)
+        args = slots(x.ctypes.data, n, ih, iw, c, m, w.ctypes.data, kh, kw, bias.ctypes.data, outs[0].ctypes.data, oh,
+                     ow, sy, sx, dy, dx, pt, pl, nepi.n, nepi.codes_p, nepi.prm_p, ctypes.addressof(ptrs),
+                     0 if parallel else 1)
+        return Bound([(address(lib.nk_depthwise_f32_b), args)], [bias, nepi, ptrs, keep])
+
+    return NativeFn(run, bind)
 
 
 def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue | None, out: BufferDesc,
@@ -334,7 +346,28 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
         if epi is not None and not nepi.ok:
             epi(o.reshape(-1, oc), slice(None), extras)
 
-    return run
+    def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> Bound | None:
+        x, w, b = ins
+        bp = bp_const
+        if bp is None or not nepi.ok or not contiguous_f32(x, outs[0], *extras):
+            return None
+        bias = _channel_vector(b, oc)
+        ptrs, keep = nepi.pointers(extras)
+        nt = 0 if parallel else 1
+        calls, scratch = [], []
+        src = x.ctypes.data
+        if padded:
+            calls.append((address(lib.nk_pad_f32_b), slots(src, n, ih, iw, ic, 0, pt, pb, pl, pr, nt)))
+            scratch = [(0, 5)]
+            src = 0
+        calls.append((address(lib.nk_conv_f32_b), slots(src, n, hp, wp, ic, oh, ow, sy, sx, toff_p, toff.size, seg,
+                                                         bp.ctypes.data, oc, bias.ctypes.data, outs[0].ctypes.data,
+                                                         nepi.n, nepi.codes_p, nepi.prm_p, ctypes.addressof(ptrs), nt)))
+        if padded:
+            scratch.append((1, 0))
+        return Bound(calls, [bias, bp, toff, nepi, ptrs, keep], scratch, n * hp * wp * ic if padded else 0)
+
+    return NativeFn(run, bind)
 
 
 def pack_gemm_weights(w: np.ndarray, layout: str) -> np.ndarray:
@@ -560,7 +593,14 @@ def pool2d(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc],
         if dst is not o:
             np.copyto(o, dst)
 
-    return run
+    def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> Bound | None:
+        if not contiguous_f32(ins[0], outs[0]):
+            return None
+        args = slots(ins[0].ctypes.data, n, ih, iw, c, outs[0].ctypes.data, oh, ow, kh, kw, sy, sx, pt, pl,
+                     int(max_pool), 0 if parallel else 1)
+        return Bound([(address(lib.nk_pool2d_f32_b), args)])
+
+    return NativeFn(run, bind)
 
 
 __all__ = ["conv2d", "depthwise", "pool2d", "scratch"]

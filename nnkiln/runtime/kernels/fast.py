@@ -37,6 +37,7 @@ from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels import conv, integer
+from nnkiln.runtime.kernels.bound import Bound, NativeFn, adapt, address, slots
 from nnkiln.runtime.kernels.gemm import current_plan, gemm
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
 from nnkiln.runtime.kernels.epilogue import block_of as epilogue_block_of
@@ -138,7 +139,7 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
         nat = conv.native_gemm(a[1], a[2], cols, plan.packed_weights(consts[1][0], "kn"), epi, ob[0])
         if nat is not None:
             zeros = np.zeros(cols, _F32)
-            return lambda ins, outs, extras: nat((ins[0], None, zeros), outs, extras)  # type: ignore[arg-type]
+            return adapt(nat, lambda ins: (ins[0], None, zeros))
     small = plan.small_flops
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
@@ -171,7 +172,7 @@ def _matmul_panels(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence
     nat = conv.native_gemm(rows, k, cols, panels, epi, ob[0], wide_only=False)
     if nat is not None:
         zeros = np.zeros(cols, _F32)
-        return lambda ins, outs, extras: nat((ins[0], None, zeros), outs, extras)  # type: ignore[arg-type]
+        return adapt(nat, lambda ins: (ins[0], None, zeros))
     w_kn = unpack_panels(consts[1], cols)
     small = current_plan().small_flops
 
@@ -217,6 +218,8 @@ PRODUCERS = ("tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected", "to
 def _with_epilogue(fn: PlainFn, ob: Sequence[BufferDesc],
                    epi: Epilogue | None) -> FastFn:
     if epi is None:
+        if isinstance(fn, NativeFn):
+            return NativeFn(lambda ins, outs, extras: fn(ins, outs), lambda ins, outs, extras: fn.bind(ins, outs))
         return lambda ins, outs, extras: fn(ins, outs)
     c = ob[0].shape[-1] if ob[0].shape else 1
 
@@ -405,7 +408,14 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
                 return
             fn(x.ctypes.data, o.ctypes.data, p_, a_, b_, threads())
 
-        return swapped
+        def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> Bound | None:
+            x, o = ins[0], outs[0]
+            if not (x.flags.c_contiguous and o.flags.c_contiguous):
+                return None
+            nt = 0 if p_ * a_ * b_ >= _PARALLEL_TRANSPOSE_MIN else 1
+            return Bound([(address(lib.nk_transpose32_b), slots(x.ctypes.data, o.ctypes.data, p_, a_, b_, nt))])
+
+        return NativeFn(swapped, bind)
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
         np.copyto(outs[0], ins[0].transpose(perms))

@@ -45,6 +45,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1177,3 +1178,47 @@ int nk_transpose32(const void *src, void *dst, long P, long A, long B, int nthre
     nk_parallel(tr_item, &job, P * job.strips, nthreads);
     return 0;
 }
+
+/* -- bound calls ------------------------------------------------------------------------------------ */
+/* A run of kernels whose arguments are fixed once the executable's arrays are (kernels/bound.py): each
+ * kernel's parameters as 64-bit slots in declaration order, called from one Python call instead of one
+ * ctypes call each (whose argument conversion costs microseconds). A thread-count slot of 0 stands for
+ * the run's thread count, which the caller decides at run time. */
+typedef int (*nk_bound_fn)(const int64_t *a, int nthreads);
+#define NK_P(i) ((void *)(intptr_t)a[i])
+#define NK_T(i) (a[i] > 0 ? (int)a[i] : nthreads)
+
+int nk_conv_f32_b(const int64_t *a, int nthreads) {
+    return nk_conv_f32(NK_P(0), (int)a[1], (int)a[2], (int)a[3], (int)a[4], (int)a[5], (int)a[6], (int)a[7], (int)a[8],
+                       NK_P(9), (int)a[10], (int)a[11], NK_P(12), (int)a[13], NK_P(14), NK_P(15), (int)a[16], NK_P(17),
+                       NK_P(18), NK_P(19), NK_T(20));
+}
+
+int nk_pad_f32_b(const int64_t *a, int nthreads) {
+    return nk_pad_f32(NK_P(0), (int)a[1], (int)a[2], (int)a[3], (int)a[4], NK_P(5), (int)a[6], (int)a[7], (int)a[8],
+                      (int)a[9], NK_T(10));
+}
+
+int nk_depthwise_f32_b(const int64_t *a, int nthreads) {
+    return nk_depthwise_f32(NK_P(0), (int)a[1], (int)a[2], (int)a[3], (int)a[4], (int)a[5], NK_P(6), (int)a[7],
+                            (int)a[8], NK_P(9), NK_P(10), (int)a[11], (int)a[12], (int)a[13], (int)a[14], (int)a[15],
+                            (int)a[16], (int)a[17], (int)a[18], (int)a[19], NK_P(20), NK_P(21), NK_P(22), NK_T(23));
+}
+
+int nk_pool2d_f32_b(const int64_t *a, int nthreads) {
+    return nk_pool2d_f32(NK_P(0), (int)a[1], (int)a[2], (int)a[3], (int)a[4], NK_P(5), (int)a[6], (int)a[7],
+                         (int)a[8], (int)a[9], (int)a[10], (int)a[11], (int)a[12], (int)a[13], (int)a[14], NK_T(15));
+}
+
+int nk_transpose32_b(const int64_t *a, int nthreads) {
+    return nk_transpose32(NK_P(0), NK_P(1), (long)a[2], (long)a[3], (long)a[4], NK_T(5));
+}
+
+/* fns[i](args[i], nthreads) for i in [0, n) in order; 0, or i + 1 for the first call that failed. */
+int nk_run_bound(const void *const *fns, const int64_t *const *args, int n, int nthreads) {
+    for (int i = 0; i < n; i++)
+        if (((nk_bound_fn)(intptr_t)fns[i])(args[i], nthreads) != 0) return i + 1;
+    return 0;
+}
+#undef NK_P
+#undef NK_T

@@ -661,3 +661,11 @@ int nk_rows_run(const nk_ins *prog, int nins, int nregs, float **args, const int
 /* Elementwise helpers exposed for tests: y = exp(x), y = tanh(x). */
 void nk_exp(const float *x, float *y, ptrdiff_t n) { for (ptrdiff_t i = 0; i < n; ++i) y[i] = nk_expf(x[i]); }
 void nk_tanh(const float *x, float *y, ptrdiff_t n) { for (ptrdiff_t i = 0; i < n; ++i) y[i] = nk_tanhf(x[i]); }
+
+/* nk_rows_run with its parameters as 64-bit slots (conv.c's bound calls: kernels/bound.py); its thread count
+ * is fixed by the program, not by the run. */
+int nk_rows_run_b(const int64_t *a, int nthreads) {
+    (void)nthreads;
+    return nk_rows_run((const nk_ins *)(intptr_t)a[0], (int)a[1], (int)a[2], (float **)(intptr_t)a[3],
+                       (const int32_t *)(intptr_t)a[4], (ptrdiff_t)a[5], (ptrdiff_t)a[6], (ptrdiff_t)a[7], (int)a[8]);
+}

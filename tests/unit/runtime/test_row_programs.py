@@ -21,6 +21,7 @@ from nnkiln.kinds import Kind
 from nnkiln.reference.registry import KernelCall, load_kernels
 from nnkiln.runtime import kernels as kmod
 from nnkiln.runtime import load_blob
+from nnkiln.runtime.kernels.bound import Chain
 
 F = Kind.F32
 KERNELS = load_kernels(with_ir=False)
@@ -59,7 +60,8 @@ def path(request, monkeypatch):  # noqa: ANN001, ANN201
 
 
 def _units(exe) -> list:  # noqa: ANN001
-    return [u for u, _, _, _ in exe._units[0]]
+    """The units of the first queue, a chain of bound units (``kernels.bound.Chain``) expanded."""
+    return [v for u, _, _, _ in exe._units[0] for v in (u.units if isinstance(u, Chain) else [u])]
 
 
 def _groups(exe) -> list:  # noqa: ANN001

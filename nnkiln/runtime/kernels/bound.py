@@ -1,0 +1,178 @@
+"""Bound native calls: runs of units whose work is a fixed list of C kernel calls, executed as one call.
+
+A unit (a task, or a native row group) costs about 5 us of Python per run on top of its kernel: the
+closure, the checks and above all ctypes' conversion of its arguments (2.2 us for ``nk_conv_f32``'s 21,
+against 0.1 us for a call without arguments). The arena and constant views are the same array objects on
+every run (only the graph's input and output buffers change), so once an executable is built most native
+units would pass the same arguments every time. ``bind`` builds them once, as arrays of 64-bit slots in
+the order of the kernel's parameters, and consecutive bound units of a queue become one ``Chain``: one ctypes
+call of ``nk_run_bound`` (``native/conv.c``), which calls each kernel's slot wrapper (``nk_conv_f32_b``, ...)
+in order. The kernels and their arguments are exactly those of the unbound path: results are identical.
+
+Protocol:
+
+* a kernel builder may return a ``NativeFn``: callable like any fast kernel, plus
+  ``bind(ins, outs[, extras]) -> Bound | None`` for those arrays;
+* a task function may carry ``bind(views) -> Bound | None`` (``views[i]`` is None for input/output
+  buffers; ``task_bind`` makes it);
+* ``bind`` returns None whenever a call could differ between runs (an input or output buffer, a
+  non-contiguous view that the kernel would copy, a post-op that runs in Python, weights packed on every
+  call): the unit then runs unbound, as before;
+* a thread-count slot holds 0 for "the run's thread count" (``blas.kernel_threads()`` when the chain
+  runs), or a fixed count (1 for small kernels);
+* a kernel that needs a scratch buffer (the zero-padded input of a convolution) names the slot and the
+  float32 elements it needs; the chain owns one buffer of the largest such size (its kernels run one at a
+  time, so they share it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from nnkiln.runtime.blas import kernel_threads
+
+_I64 = np.int64
+
+
+@dataclasses.dataclass
+class Bound:
+    """The native calls of one unit: ``(address of a *_b wrapper, int64 argument slots)`` in order."""
+
+    calls: list[tuple[int, np.ndarray]]
+    keep: list[object] = dataclasses.field(default_factory=list)  # what the slots point into
+    scratch: list[tuple[int, int]] = dataclasses.field(default_factory=list)  # (call, slot) of the scratch address
+    scratch_elems: int = 0
+
+
+class NativeFn:
+    """A fast kernel (``run``) with ``bind``: the same work as bound native calls for given arrays."""
+
+    __slots__ = ("run", "bind")
+
+    def __init__(self, run: Callable[..., None], bind: Callable[..., Bound | None]):
+        self.run = run
+        self.bind = bind
+
+    def __call__(self, *args: Any) -> None:
+        self.run(*args)
+
+
+def address(cfunc: Any) -> int:
+    """The address of a ctypes function."""
+    return int(ctypes.cast(cfunc, ctypes.c_void_p).value or 0)
+
+
+def slots(*values: int | None) -> np.ndarray:
+    """Argument slots (pointers as integers, None as 0)."""
+    return np.array([0 if v is None else int(v) for v in values], _I64)
+
+
+def contiguous_f32(*arrays: np.ndarray | None) -> bool:
+    """Whether every array is a C-contiguous float32 array (what the C kernels read without a copy)."""
+    return all(a is not None and a.dtype == np.float32 and a.flags.c_contiguous for a in arrays)
+
+
+def adapt(fn: Any, fix: Callable[[Sequence[Any]], Sequence[Any]]) -> Any:
+    """``fn`` called with ``fix(ins)`` for its inputs, keeping ``bind`` when ``fn`` has it."""
+    if isinstance(fn, NativeFn):
+        return NativeFn(lambda ins, outs, extras: fn(fix(ins), outs, extras),
+                        lambda ins, outs, extras: fn.bind(fix(ins), outs, extras))
+    return lambda ins, outs, extras: fn(fix(ins), outs, extras)
+
+
+def task_bind(fast: NativeFn, ins: Sequence[int], outs: Sequence[int],
+              extras: Sequence[int] | None) -> Callable[[Sequence[np.ndarray | None]], Bound | None]:
+    """A task function's ``bind(views)`` for the fast kernel it calls on ``views[ins]``, ``views[outs]`` (and
+    ``views[extras]``, when the kernel takes them)."""
+
+    def bind(views: Sequence[np.ndarray | None]) -> Bound | None:
+        args = [[views[i] for i in ins], [views[o] for o in outs]]
+        if extras is not None:
+            args.append([views[i] for i in extras])
+        if any(v is None for group in args for v in group):
+            return None
+        return fast.bind(*args)
+
+    return bind
+
+
+_RUN: Any = None
+
+
+def _runner() -> Any:
+    global _RUN
+    if _RUN is None:
+        from nnkiln.runtime.kernels.conv import native_lib
+
+        lib = native_lib("conv")
+        _RUN = lib.nk_run_bound if lib is not None else False
+        if lib is not None:
+            _RUN.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+            _RUN.restype = ctypes.c_int
+    return _RUN or None
+
+
+class Chain:
+    """Consecutive bound units of one queue as one call: ``fn(views)``; ``tasks`` lists the first task of
+    each unit (error messages name the unit that failed)."""
+
+    def __init__(self, bounds: Sequence[Bound], first_tasks: Sequence[int], units: Sequence[Any] = ()):
+        self.tasks = list(first_tasks)
+        self.units = list(units)  # the unit functions it replaces (tests, profiling)
+        calls: list[tuple[int, np.ndarray, int]] = []
+        need = max((b.scratch_elems for b in bounds), default=0)
+        self.scratch = np.empty(max(need, 1), np.float32)
+        self._keep: list[object] = [self.scratch]
+        for u, b in enumerate(bounds):
+            for k, s in b.scratch:
+                b.calls[k][1][s] = self.scratch.ctypes.data
+            calls += [(fn, args, u) for fn, args in b.calls]
+            self._keep += b.keep
+        self.n = len(calls)
+        self._unit_of = [u for _, _, u in calls]
+        self._args = [args for _, args, _ in calls]
+        self._fns = (ctypes.c_void_p * self.n)(*[fn for fn, _, _ in calls])
+        self._argp = (ctypes.c_void_p * self.n)(*[a.ctypes.data for a in self._args])
+        self._run = _runner()
+
+    def __call__(self, views: Sequence[np.ndarray]) -> None:
+        rc = self._run(self._fns, self._argp, self.n, kernel_threads())
+        if rc:
+            raise MemoryError(f"native kernel of task {self.tasks[self._unit_of[rc - 1]]} failed (out of memory)")
+
+
+def chain_units(units: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]],
+                static: Sequence[np.ndarray | None]) -> list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]]:
+    """One queue's units (``(fn, first task, waits, updates)``, a single-queue run: no barriers to honour
+    between them) with every run of two or more bound units replaced by one ``Chain``."""
+    if _runner() is None:
+        return units
+    out: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]] = []
+    run: list[tuple[Bound, tuple[Any, int, tuple[int, ...], tuple[int, ...]]]] = []
+
+    def flush() -> None:
+        if len(run) >= 2:
+            chain = Chain([b for b, _ in run], [u[1] for _, u in run], [u[0] for _, u in run])
+            out.append((chain, run[0][1][1], run[0][1][2], tuple(x for _, u in run for x in u[3])))
+        else:
+            out.extend(u for _, u in run)
+        run.clear()
+
+    for unit in units:
+        bind = getattr(unit[0], "bind", None)
+        b = bind(static) if bind is not None else None
+        if b is None:
+            flush()
+            out.append(unit)
+        else:
+            run.append((b, unit))
+    flush()
+    return out
+
+
+__all__ = ["Bound", "Chain", "NativeFn", "adapt", "address", "chain_units", "contiguous_f32", "slots", "task_bind"]
