@@ -32,6 +32,7 @@ COND_IF, WHILE_LOOP    ✗ NNEF graphs have no run-time control flow (``if`` is 
 CONST                  ``variable`` + ``.dat`` (float32, int32 ``<integer>``, bool ``<logical>``); int8/int32
                        weights and biases of quantized patterns: quantized float ``.dat`` + graph.quant
 CONV2D                 ``conv`` in NCHW, weights OIHW — exact up to summation order; int8: quantized pattern
+                       (a grouped int8 conv, per-group CONV2Ds + int32 CONCAT + RESCALE: ``conv(groups = G)``)
 CONV3D                 ``conv`` with 3 spatial axes (NCDHW, weights OIDHW) — float only
 CUSTOM                 ``nnef.<op>`` customs made by our NNEF reader (RoI pooling / resampling) are written back
                        as that standard operation with its attributes; other customs ✗
@@ -93,7 +94,9 @@ same integer arithmetic: quantize (MUL/CLAMP/CAST/ADD/MAXIMUM/MINIMUM[/SUB]/CAST
 dequantize (CAST/SUB/CAST/MUL), CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED / MATMUL (constant or run-time B) + RESCALE
 (+ CLAMP, per-tensor or per-channel), int8 MAX_POOL2D / AVG_POOL2D (zero points 0), the two-RESCALE ADD (a
 constant operand included), int8→int8 RESCALE, CLAMP, CONCAT at one quantization, and int8 data movement
-(TRANSPOSE / RESHAPE / IDENTITY / SLICE / TILE / REVERSE). Scales are solved from the RESCALE multipliers and the
+(TRANSPOSE / RESHAPE / IDENTITY / SLICE / TILE / REVERSE), grouped int8 convolutions (``writer_quant_conv``), and
+int8 / uint8 graph inputs and outputs, written as float tensors of real values ``(q − zp)·s`` with their entries
+(``writer_quant_io``: the written graph takes and returns real values, as our reader's interface). Scales are solved from the RESCALE multipliers and the
 dequantize constants so that our reader recomputes every multiplier, shift, zero point, bias and clamp bound
 exactly; each is checked while writing, and afterwards the folder is re-imported and run on random inputs
 against the original — any difference is a ``FrontendError``, never a silently different model.
@@ -505,9 +508,9 @@ class Writer:
         return self.conv(op, props)
 
     def conv(self, op: Operation, props: dict, weight: str | None = None, bias: str | None = None,
-             x_name: str | None = None) -> str:
-        """A float conv-family op in NCHW; ``weight``/``bias`` (already in NNEF layout) and ``x_name`` are
-        given by the quantized patterns."""
+             x_name: str | None = None, groups: int = 1) -> str:
+        """A float conv-family op in NCHW; ``weight``/``bias`` (already in NNEF layout), ``x_name`` and the
+        ``groups`` of a CONV2D (a grouped int8 conv, ``writer_quant_conv``) are given by the quantized patterns."""
         n = op.name.removeprefix("tosa.")
         if x_name is None:
             self.floats(op)
@@ -527,8 +530,9 @@ class Writer:
                     self.transpose(self.name(wv), to_cf)
             p = ints(props["pad"])
             pairs = [(p[2 * i], p[2 * i + 1]) for i in range(spatial)]
+            grp = f", groups = {groups}" if groups != 1 else ""
             y = self.emit(f"conv({x}, {weight}, {bias}, padding = {lit(pairs)}, stride = {lit(ints(props['stride']))}, "
-                          f"dilation = {lit(ints(props['dilation']))})")
+                          f"dilation = {lit(ints(props['dilation']))}{grp})")
         elif n == "depthwise_conv2d":
             kh, kw, c, m = shape_of(wv)
             if weight is None:
@@ -611,8 +615,8 @@ def _ident(name: str, used: set[str]) -> str:
 
 
 def _has_integer_ops(func: FuncOp) -> bool:
-    return any(kind(v) in (Kind.I8, Kind.U8, Kind.I16) for op in func.walk() for v in op.results
-               if hasattr(v.type, "element_type"))
+    vals = [*func.body.blocks[0].args, *(v for op in func.walk() for v in op.results)]
+    return any(kind(v) in (Kind.I8, Kind.U8, Kind.I16) for v in vals if hasattr(v.type, "element_type"))
 
 
 def write_nnef(module: ModuleOp, folder: str, graph_name: str = "G", *, verify: bool = True) -> None:
@@ -635,11 +639,14 @@ def write_nnef(module: ModuleOp, folder: str, graph_name: str = "G", *, verify: 
     out_names = [_ident(n, used) for n in output_names(func)]
     kinds = {Kind.F32: "", Kind.I32: "<integer>", Kind.BOOL: "<logical>"}
     block = func.body.blocks[0]
+    qw = w.quant_writer
     for arg, nm in zip(block.args, in_names):
         k = kind(arg)
+        if qw is not None and qw.graph_input(arg, nm):  # int8 / uint8: real values + graph.quant (writer_quant_io)
+            continue
         if k not in kinds:
             raise FrontendError(f"cannot export input '{nm}' of type {arg.type} to NNEF 1.0.3: graph inputs are "
-                                "float32, int32 or bool (a quantized model takes float inputs)")
+                                "float32, int32 or bool, or int8 / uint8 in a quantized graph")
         w.lines.append(f"    {nm} = external{kinds[k]}(shape = {lit(list(shape_of(arg)) or [1])});")
         w.names[arg] = nm
     ret: ReturnOp | None = None
@@ -650,6 +657,8 @@ def write_nnef(module: ModuleOp, folder: str, graph_name: str = "G", *, verify: 
         w.op(op)
     assert ret is not None
     for v, nm in zip(ret.operands, out_names):
+        if qw is not None and qw.graph_output(v, nm):
+            continue
         if kind(v) not in kinds:
             raise FrontendError(f"cannot export output '{nm}' of type {v.type} to NNEF 1.0.3 (only float32, int32 "
                                 "and bool tensors; dequantize integer outputs)")

@@ -36,10 +36,20 @@ RESCALE (``matmul`` / ``mul`` between quantized tensors; the scale solver derive
 int8 TABLEs that are exactly a quantized ``sigmoid`` / ``tanh``, and the integer softmax our reader builds
 (``writer_quant_softmax``).
 
+Also: a grouped int8 conv (the importers' per-group SLICE + CONV2D, int32 CONCAT, one RESCALE) is one NNEF
+``conv(groups = G)`` (``writer_quant_conv``, which says why not per-group convs + ``concat``), and int8 / uint8
+graph inputs and outputs are float tensors of *real values* ``(q − zp)·s`` with their graph.quant entries
+(``writer_quant_io``: interface decision — the written graph takes and returns real values, not codes, as our
+reader's float interface; an input's scale comes from the solver like any int8 tensor's, free unless
+dequantized, and its zero point from the consumers that subtract one).
+
 Not expressible (``FrontendError`` naming the op and the reason): int8 ops outside these patterns (other
-integer MUL/ADD/shifts and TABLEs, grouped int8 conv as CONV2D + CONCAT, AVG_POOL2D with zero points (the
-reader's uint8 form), int16/int48 arithmetic, int8 graph inputs/outputs); ``QuantWriter.verify`` re-imports the
-written folder and compares outputs bit for bit on random inputs as a last guard.
+integer MUL/ADD/shifts and TABLEs, AVG_POOL2D with zero points (the reader's uint8 form), int16/int48
+arithmetic, int16 graph inputs/outputs, an int8 graph input read with two different zero points, a grouped
+conv whose groups differ in geometry / zero points or take run-time weights); ``QuantWriter.verify`` re-imports
+the written folder and compares outputs bit for bit on random inputs (random codes for integer inputs, fed to
+the re-import as their real values; integer outputs compared through the reader's exact f32 dequantization) as
+a last guard.
 """
 
 from __future__ import annotations
@@ -55,6 +65,11 @@ from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common import quant as cq
 from nnkiln.frontends.common.arith import shape_of
 from nnkiln.frontends.nnef.writer import Writer, const_of, get, ints, kind, lit, unsupported
+from nnkiln.frontends.nnef.writer_quant_conv import grouped_conv_chain, write_grouped_conv
+from nnkiln.frontends.nnef.writer_quant_io import boundary_args
+from nnkiln.frontends.nnef.writer_quant_io import graph_input as io_graph_input
+from nnkiln.frontends.nnef.writer_quant_io import graph_output as io_graph_output
+from nnkiln.frontends.nnef.writer_quant_io import verify as io_verify
 from nnkiln.frontends.nnef.writer_quant_softmax import input_scale as softmax_input_scale
 from nnkiln.frontends.nnef.writer_quant_softmax import softmax_body, write_softmax
 from nnkiln.ir.errors import FrontendError
@@ -164,11 +179,22 @@ class QuantWriter:
         self.views: dict[SSAValue, tuple[SSAValue, int]] = {}  # value == int8 source + offset, exactly
         self.view_ops: set[Operation] = set()
         self.target: dict[SSAValue, float] = {}  # int8 value -> intended scale (see _solve_scales)
+        # int8 / uint8 graph inputs -> offset of their codes from int8 codes (writer_quant_io)
+        self.arg_off: dict[SSAValue, int] = boundary_args(list(func.body.blocks[0].args))
+        self.boundary_in: dict[SSAValue, tuple[float, int]] = {}  # graph input -> (scale, zero point) written
+        self.boundary_out: dict[str, tuple[float, int]] = {}  # integer graph output (NNEF name) -> (scale, zp)
         w.extra_kinds = (Kind.I8,)
         self._find_groups()
         self._solve_scales()
 
     # -- pattern discovery ----------------------------------------------------------------------------
+    def source(self, v: SSAValue) -> tuple[SSAValue, int]:
+        """(int8 source, offset): ``v`` equals the int8 codes of the source plus the offset (a unit-scale
+        RESCALE view, or a uint8 graph input, whose int8 codes are ``u − 128``)."""
+        if v in self.views:
+            return self.views[v]
+        return v, self.arg_off.get(v, 0)
+
     def _group(self, kind_: str, ops: list[Operation]) -> None:
         order = self._order
         anchor = max(ops, key=lambda o: order[o])
@@ -185,7 +211,7 @@ class QuantWriter:
             if op in self.members or op in self.view_ops:
                 continue
             chain = (self._quantize_chain(op) or self._dequant_chain(op) or self._acc_chain(op) or self._add_chain(op)
-                     or self._mul_chain(op) or self._softmax_chain(op))
+                     or self._mul_chain(op) or self._softmax_chain(op) or grouped_conv_chain(self, op))
             if chain:
                 self._group(*chain)
         for anchor, (k, ops) in self.groups.items():
@@ -197,8 +223,7 @@ class QuantWriter:
                     if o.name in ("tosa.sub", "tosa.add"):
                         c = int(_uniform_const(o.operands[1]))  # type: ignore[arg-type]
                         zp += c if o.name == "tosa.sub" else -c
-                src = ops[0].operands[0]
-                src, off = self.views.get(src, (src, 0))
+                src, off = self.source(ops[0].operands[0])
                 zp -= off
                 if src in self.forced and self.forced[src] != (s, zp):
                     raise unsupported(mul, f"the int8 tensor is dequantized with two different scales / zero points "
@@ -229,7 +254,7 @@ class QuantWriter:
             return ints(p["multiplier"])[0] * 2.0 ** -ints(p["shift"])[0]
 
         block = self.func.body.blocks[0]
-        order: list[SSAValue] = []
+        order: list[SSAValue] = list(self.arg_off)
         derived: dict[SSAValue, tuple[SSAValue, SSAValue, float]] = {}  # B of A·B: (A, C, s_A·s_B / s_C)
         for op in block.ops:
             if op in self.groups and self.groups[op][0] == "acc":  # keyed by its last op
@@ -301,9 +326,8 @@ class QuantWriter:
         p = dict(op.properties.items())
         if ints(p["multiplier"]) != [1 << 30] or ints(p["shift"]) != [30] or bool(get(p, "double_round", False)):
             return
-        x = op.operands[0]
-        src, off = self.views.get(x, (x, 0)) if kind(x) is not Kind.I8 or x in self.views else (x, 0)
-        if kind(src) is not Kind.I8:
+        src, off = self.source(op.operands[0])
+        if kind(src) is not Kind.I8 and src not in self.arg_off:
             return
         off += int(get(p, "output_zp", 0)) - int(get(p, "input_zp", 0))  # type: ignore[arg-type]
         lo, hi = _RANGE[kind(op.results[0])]
@@ -346,7 +370,8 @@ class QuantWriter:
         return "quantize", ops
 
     def _dequant_chain(self, op: Operation) -> tuple[str, list[Operation]] | None:
-        if op.name != "tosa.cast" or not (kind(op.operands[0]) is Kind.I8 or op.operands[0] in self.views):
+        if op.name != "tosa.cast" or not (kind(op.operands[0]) is Kind.I8 or op.operands[0] in self.views
+                                          or op.operands[0] in self.arg_off):
             return None
         ops, cur = [op], _single_user(op.results[0])
         if kind(op.results[0]) is Kind.I32:
@@ -566,35 +591,12 @@ class QuantWriter:
             if wc.shape[0] != 1:
                 raise unsupported(op, "an int8 matmul with a batched constant")
             wq = np.ascontiguousarray(wc[0].T)
-        oc = wq.shape[0]
-        if len(mult) not in (1, oc):
-            raise unsupported(rescale, "per-channel multipliers that do not match the output channels")
         y = rescale.results[0]
         yq = self.out_qp(ops[-1].results[0], xq.scale, out_zp)
-        targets = [m * 2.0 ** -s for m, s in zip(mult, shift)]
-        w_scales, pairs = [], list(zip(mult, shift))
-        for ch, t in enumerate(targets):
-            want = pairs[ch]
-            base = t * yq.scale / xq.scale
-            for k in _NUDGES:
-                cand = make_qp(_nudge(base, k), wzp)
-                if _m_s(xq.scale * cand.scale / yq.scale) == want:
-                    w_scales.append(cand)
-                    break
-            else:
-                raise unsupported(rescale, f"no weight scale reproduces multiplier {want[0]} / shift {want[1]} through "
-                                           "the reader's compute_scale_32")
-        wname, wsc = self.weight_var(op, wq, wzp, w_scales, oc)
-        bias = np.zeros(oc, np.int64) if n == "matmul" else const_of(op.operands[2])
+        bias = np.zeros(wq.shape[0], np.int64) if n == "matmul" else const_of(op.operands[2])
         if bias is None:
             raise unsupported(op, "a bias computed at run time")
-        acc = xq.scale * np.broadcast_to(wsc, (oc,)).astype(np.float64)
-        b32 = (np.broadcast_to(np.asarray(bias, np.int64).reshape(-1), (oc,)) * acc).astype(np.float32)
-        back = cq.bias_i32(b32.astype(np.float64), acc)
-        if back is None or not np.array_equal(back, np.broadcast_to(np.asarray(bias, np.int64).reshape(-1), (oc,))):
-            raise unsupported(op, "the int32 bias does not survive as an f32 multiple of the accumulator scale "
-                                  "(|bias| too large)")
-        bname = w.variable(b32.reshape(1, oc))
+        wname, bname = self.acc_constants(op, rescale, xq, yq, wq, wzp, bias, mult, shift)
         x = w.name(xv)
         if n in ("conv2d", "depthwise_conv2d"):
             out = w.conv(op, props, weight=wname, bias=bname, x_name=x)
@@ -611,6 +613,36 @@ class QuantWriter:
                 out = w.emit(f"reshape({out}, shape = {lit(ysh)})")
                 self.w.quant[out] = yq.entry()
         self._clamp_tail(ops, out, y, yq)
+
+    def acc_constants(self, op: Operation, rescale: Operation, xq: QP, yq: QP, wq: np.ndarray, wzp: int,
+                      bias: np.ndarray, mult: list[int], shift: list[int]) -> tuple[str, str]:
+        """The NNEF weight (int8 codes ``wq``, output channels first, as f32 grid values at scales that absorb
+        the RESCALE's multipliers) and f32 bias (``B·s_in·s_w``, rounding back to ``B``) of an int8 accumulating
+        op whose input / output quantizations are ``xq`` / ``yq``."""
+        oc = wq.shape[0]
+        if len(mult) not in (1, oc):
+            raise unsupported(rescale, "per-channel multipliers that do not match the output channels")
+        targets = [m * 2.0 ** -s for m, s in zip(mult, shift)]
+        w_scales, pairs = [], list(zip(mult, shift))
+        for ch, t in enumerate(targets):
+            want = pairs[ch]
+            base = t * yq.scale / xq.scale
+            for k in _NUDGES:
+                cand = make_qp(_nudge(base, k), wzp)
+                if _m_s(xq.scale * cand.scale / yq.scale) == want:
+                    w_scales.append(cand)
+                    break
+            else:
+                raise unsupported(rescale, f"no weight scale reproduces multiplier {want[0]} / shift {want[1]} through "
+                                           "the reader's compute_scale_32")
+        wname, wsc = self.weight_var(op, wq, wzp, w_scales, oc)
+        acc = xq.scale * np.broadcast_to(wsc, (oc,)).astype(np.float64)
+        b32 = (np.broadcast_to(np.asarray(bias, np.int64).reshape(-1), (oc,)) * acc).astype(np.float32)
+        back = cq.bias_i32(b32.astype(np.float64), acc)
+        if back is None or not np.array_equal(back, np.broadcast_to(np.asarray(bias, np.int64).reshape(-1), (oc,))):
+            raise unsupported(op, "the int32 bias does not survive as an f32 multiple of the accumulator scale "
+                                  "(|bias| too large)")
+        return wname, self.w.variable(b32.reshape(1, oc))
 
     def _matmul_runtime(self, ops: list[Operation], op: Operation, rescale: Operation, xq: QP, rp: tuple) -> None:
         """int8 MATMUL of two run-time tensors + RESCALE → ``matmul`` between quantized tensors. The scale of B
@@ -654,6 +686,9 @@ class QuantWriter:
         self._requantized_product(ops, rq, qs[0].scale * qs[1].scale, (mult[0], shift[0]), out_zp,
                                   f"mul({self.w.name(wide[0].operands[0])}, {self.w.name(wide[1].operands[0])})",
                                   "product")
+
+    def g_gconv(self, ops: list[Operation]) -> None:
+        write_grouped_conv(self, ops)
 
     def g_softmax(self, ops: list[Operation]) -> None:
         write_softmax(self, ops)
@@ -847,32 +882,17 @@ class QuantWriter:
         out = self.w.emit(f"copy({self.w.name(op.operands[0])})")
         self.publish(op.results[0], out, yq)
 
+    # -- graph inputs / outputs ---------------------------------------------------------------------------
+    def graph_input(self, arg: SSAValue, name: str) -> bool:
+        """Write an int8 / uint8 graph input (``writer_quant_io``); False for other inputs."""
+        return io_graph_input(self, arg, name)
+
+    def graph_output(self, v: SSAValue, name: str) -> bool:
+        """Write an int8 / uint8 graph output as its real values (``writer_quant_io``); False for others."""
+        return io_graph_output(self, v, name)
+
     # -- last guard -----------------------------------------------------------------------------------
     def verify(self, folder: str, trials: int = 2) -> None:
-        """Re-import ``folder`` and compare outputs bit for bit with the original on random inputs."""
-        import nnkiln.reference as ref
-        from nnkiln.frontends.nnef import load_nnef
-        from nnkiln.reference import input_names
-
-        module2 = load_nnef(folder)
-        names = input_names(self.func)
-        rng = np.random.default_rng(12345)
-        for _ in range(trials):
-            feeds = {}
-            for nm, arg in zip(names, self.func.body.blocks[0].args):
-                shp = shape_of(arg)
-                k = kind(arg)
-                if k is Kind.F32:
-                    feeds[nm] = (rng.standard_normal(shp) * 2).astype(np.float32)
-                elif k is Kind.BOOL:
-                    feeds[nm] = rng.random(shp) < 0.5
-                else:
-                    feeds[nm] = rng.integers(-100, 100, shp).astype(np.int32)
-            a = ref.run(self.func.parent_op(), feeds)  # type: ignore[arg-type]
-            b = ref.run(module2, feeds)
-            for (ka, va), (kb, vb) in zip(a.items(), b.items()):
-                if not np.array_equal(np.asarray(va), np.asarray(vb)):
-                    raise FrontendError(f"cannot export to NNEF 1.0.3 faithfully: the written quantized graph re-imports "
-                                        f"with different results for output '{ka}' (the reader does not rebuild the "
-                                        "same integer arithmetic for some pattern)")
-
+        """Re-import ``folder`` and compare outputs bit for bit with the original on random inputs
+        (``writer_quant_io.verify``, which also says how integer inputs / outputs are compared)."""
+        io_verify(self, folder, trials)
