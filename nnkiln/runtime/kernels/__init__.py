@@ -759,6 +759,14 @@ def _fold_transposes(tasks: Sequence[TaskDesc], queue: Sequence[int], buffers: S
         def run(views: Sequence[np.ndarray], _f=f, _srcs=srcs, _o=o) -> None:
             _f([views[b] if p is None else views[b].transpose(p) for b, p in _srcs], [views[_o]], ())
 
+        if isinstance(f, NativeFn):
+            def bind(views: Sequence[np.ndarray | None], _f=f, _srcs=srcs, _o=o) -> Bound | None:
+                xs = [views[b] for b, _ in _srcs]
+                if views[_o] is None or any(x is None for x in xs):
+                    return None
+                return _f.bind([x if p is None else x.transpose(p) for x, (_, p) in zip(xs, _srcs)], [views[_o]], ())
+
+            run.bind = bind  # type: ignore[attr-defined]
         repl[user] = run
     return dropped, repl
 

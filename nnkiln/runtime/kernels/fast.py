@@ -140,6 +140,13 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
         if nat is not None:
             zeros = np.zeros(cols, _F32)
             return adapt(nat, lambda ins: (ins[0], None, zeros))
+    if plan.pooled and consts[1] is None and epi is None and kernel_threads() > 1:
+        # two run-time operands (attention's products): conv.c's tiles with every batch's work shared by the
+        # threads, where OpenBLAS keeps products below SHARED_SMALL_FLOPS on one thread (see native_bmm); at one
+        # thread OpenBLAS is as fast without the packing of the right operand
+        bmm = conv.native_bmm(a[0], a[1], a[2], cols)
+        if bmm is not None:
+            return bmm
     small = plan.small_flops
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:

@@ -18,7 +18,9 @@ onnxruntime's). Such an executable runs its convolutions and GEMMs on our
 thread pool, and OpenBLAS's threads, which spin for a while after each call, would compete with it for the
 cores: there BLAS products below ``SHARED_SMALL_FLOPS`` run on one thread (measured on BERT-base at 2 threads,
 in-process medians: 255 ms with OpenBLAS threading its remaining attention products, 165 ms with them on one
-thread). Every other executable keeps OpenBLAS for its GEMMs with ``SMALL_FLOPS``.
+thread). Every other executable keeps OpenBLAS for its GEMMs with ``SMALL_FLOPS``. In such a pooled executable
+the products of two run-time operands (attention's) also run on conv.c (``conv.native_bmm``) when kernels may
+use several threads, their batches shared by the pool's threads.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class GemmPlan:
 
     native: bool = False  # constant-weight FULLY_CONNECTED / MATMUL on conv.c, weights packed at load
     small_flops: float = SMALL_FLOPS  # BLAS products below this run on one thread
+    pooled: bool = False  # GEMMs run on conv.c's thread pool (then so do products of two run-time operands)
     packed: dict[tuple[int, tuple[int, ...]], np.ndarray] = field(default_factory=dict)  # by (address, shape)
 
     def packed_weights(self, w: np.ndarray, layout: str) -> np.ndarray:
@@ -76,7 +79,7 @@ def plan_for(tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc]) -> GemmPl
     total = sum(buffers[b].size for b in weights)
     native = bool(weights) and total <= NATIVE_GEMM_MAX_BYTES and native_gemm_available()
     shared = native or (paneled and native_lib("conv") is not None)
-    return GemmPlan(native=native, small_flops=SHARED_SMALL_FLOPS if shared else SMALL_FLOPS)
+    return GemmPlan(native=native, small_flops=SHARED_SMALL_FLOPS if shared else SMALL_FLOPS, pooled=shared)
 
 
 @contextmanager

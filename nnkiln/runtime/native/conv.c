@@ -621,6 +621,31 @@ static void conv_item(void *ctx, long wi) {
     }
 }
 
+/* The work items of one convolution of ``rows`` output rows for ``nthreads`` threads; returns their number. */
+static long conv_plan(conv_job *job, const conv_args *a, long rows, int panels, int nthreads) {
+    long tiles = (rows + MR - 1) / MR;
+    long pb = (256L * 1024) / (a->K * NR * (long)sizeof(float));  /* panels per column block */
+    if (pb < 1) pb = 1;
+    if (pb > panels) pb = panels;
+    long nblocks = (panels + pb - 1) / pb;
+    if (nthreads < 1) nthreads = 1;
+    if (nthreads > tiles * nblocks) nthreads = (int)(tiles * nblocks);
+    /* items: chunks of row tiles of one column block (about 8 items per thread, for balance; as large as
+     * that allows, so that a block of weights serves many tiles) */
+    long per_block = (8L * nthreads + nblocks - 1) / nblocks;  /* chunks per column block */
+    long chunk = (tiles + per_block - 1) / per_block;
+    if (chunk < 1) chunk = 1;
+    if (chunk > NK_MAXCHUNK) chunk = NK_MAXCHUNK;
+    job->a = a;
+    job->rows = rows;
+    job->tiles = tiles;
+    job->chunk = chunk;
+    job->nchunks = (tiles + chunk - 1) / chunk;
+    job->pb = pb;
+    job->panels = panels;
+    return nblocks * job->nchunks;
+}
+
 /* The whole convolution (see the header comment). Returns 0. */
 int nk_conv_f32(const float *xp, int N, int Hp, int Wp, int IC, int OH, int OW, int sy, int sx,
                 const long *toff, int ntaps, int seg, const float *bp, int OC, const float *bias, float *y,
@@ -636,23 +661,84 @@ int nk_conv_f32(const float *xp, int N, int Hp, int Wp, int IC, int OH, int OW, 
     else if (nops == 1 && codes[0] == 1) { a.mode = 1; a.lo = prm[0]; a.hi = prm[1]; }
     else if (nops == 1 && codes[0] == 2) { a.mode = 2; a.res = ptrs[0]; }
     else if (nops == 2 && codes[0] == 2 && codes[1] == 1) { a.mode = 3; a.res = ptrs[0]; a.lo = prm[2]; a.hi = prm[3]; }
-    long rows = (long)N * OH * OW;
-    long tiles = (rows + MR - 1) / MR;
-    long pb = (256L * 1024) / (a.K * NR * (long)sizeof(float));  /* panels per column block */
-    if (pb < 1) pb = 1;
-    if (pb > panels) pb = panels;
-    long nblocks = (panels + pb - 1) / pb;
-    if (nthreads < 1) nthreads = 1;
-    if (nthreads > tiles * nblocks) nthreads = (int)(tiles * nblocks);
-    /* items: chunks of row tiles of one column block (about 8 items per thread, for balance; as large as
-     * that allows, so that a block of weights serves many tiles) */
-    long per_block = (8L * nthreads + nblocks - 1) / nblocks;  /* chunks per column block */
-    long chunk = (tiles + per_block - 1) / per_block;
-    if (chunk < 1) chunk = 1;
-    if (chunk > NK_MAXCHUNK) chunk = NK_MAXCHUNK;
-    conv_job job = {&a, rows, tiles, chunk, (tiles + chunk - 1) / chunk, pb, panels};
-    nk_parallel(conv_item, &job, nblocks * job.nchunks, nthreads);
+    conv_job job;
+    long items = conv_plan(&job, &a, (long)N * OH * OW, panels, nthreads);
+    nk_parallel(conv_item, &job, items, nthreads);
     if (bpad != bstack) free(bpad);
+    return 0;
+}
+
+/* -- batched MATMUL (TOSA spec §2.3.7) of two run-time operands --------------------------------------
+ * c[b] = a[b] · B[b] for b < batch, a[b] [M, K] with unit stride along k and rows ``sam`` floats apart (a
+ * multiple of K: a transposed view of [M, heads, K] is fine), B[b] [K, N] with any strides, c contiguous
+ * [batch, M, N]. Every B[b] is packed into panels in ``scratch`` (batch * ceil(N/16) * K * 16 floats, plus
+ * ceil(N/16) * 16 for the zero bias), then each product runs as the implicit GEMM above (a 1x1 convolution of
+ * 1 x M pixels, input pixel stride ``sam``): the same tiles as the constant-weight GEMMs, and the batches'
+ * work items shared by the threads, so that attention's small per-head products use every core. */
+typedef struct {
+    const float *b;
+    long sbb, sbk, sbn, K;
+    int N, panels;
+    float *bp;
+} bpack_job;
+
+static void bpack_item(void *ctx, long it) {
+    const bpack_job *j = (const bpack_job *)ctx;
+    long bi = it / j->panels;
+    int p = (int)(it % j->panels);
+    const float *src = j->b + bi * j->sbb;
+    float *dst = j->bp + (bi * j->panels + p) * j->K * NR;
+    int n0 = p * NR, nc = j->N - n0 < NR ? j->N - n0 : NR;
+    for (long k = 0; k < j->K; k++, dst += NR) {
+        const float *row = src + k * j->sbk + (long)n0 * j->sbn;
+        int q = 0;
+        if (j->sbn == 1)
+            for (; q < nc; q++) dst[q] = row[q];
+        else
+            for (; q < nc; q++) dst[q] = row[(long)q * j->sbn];
+        for (; q < NR; q++) dst[q] = 0.0f;
+    }
+}
+
+typedef struct {
+    conv_job *jobs;
+    long per;
+} bmm_job;
+
+static void bmm_item(void *ctx, long wi) {
+    const bmm_job *m = (const bmm_job *)ctx;
+    conv_item(&m->jobs[wi / m->per], wi % m->per);
+}
+
+int nk_bmm_f32(const float *a, long sab, long sam, const float *b, long sbb, long sbk, long sbn, float *c,
+               int batch, int M, int K, int N, float *scratch, int nthreads) {
+    if (batch < 1 || M < 1 || K < 1 || N < 1 || sam % K != 0) return -2;
+    int panels = (N + NR - 1) / NR;
+    float *bp = scratch, *zero = scratch + (long)batch * panels * K * NR;
+    memset(zero, 0, sizeof(float) * (size_t)panels * NR);
+    bpack_job pk = {b, sbb, sbk, sbn, K, N, panels, bp};
+    nk_parallel(bpack_item, &pk, (long)batch * panels, nthreads);
+    conv_args *args = (conv_args *)malloc(sizeof(conv_args) * (size_t)batch);
+    conv_job *jobs = (conv_job *)malloc(sizeof(conv_job) * (size_t)batch);
+    if (args == NULL || jobs == NULL) {
+        free(args);
+        free(jobs);
+        return -1;
+    }
+    static const long toff0 = 0;
+    long per = 0;
+    int sx = (int)(sam / K);
+    for (int i = 0; i < batch; i++) {
+        conv_args t = {a + i * sab, 1, M * sx, K, 1, M, 1, sx, &toff0, 1, K, (long)K,
+                       bp + (long)i * panels * K * NR, N, zero, c + (long)i * M * N,
+                       0, NULL, NULL, NULL, 0, NULL, 0.0f, 0.0f, zero};
+        args[i] = t;
+        per = conv_plan(&jobs[i], &args[i], M, panels, nthreads);
+    }
+    bmm_job job = {jobs, per};
+    nk_parallel(bmm_item, &job, (long)batch * per, nthreads);
+    free(args);
+    free(jobs);
     return 0;
 }
 
@@ -1208,6 +1294,11 @@ int nk_depthwise_f32_b(const int64_t *a, int nthreads) {
 int nk_pool2d_f32_b(const int64_t *a, int nthreads) {
     return nk_pool2d_f32(NK_P(0), (int)a[1], (int)a[2], (int)a[3], (int)a[4], NK_P(5), (int)a[6], (int)a[7],
                          (int)a[8], (int)a[9], (int)a[10], (int)a[11], (int)a[12], (int)a[13], (int)a[14], NK_T(15));
+}
+
+int nk_bmm_f32_b(const int64_t *a, int nthreads) {
+    return nk_bmm_f32(NK_P(0), (long)a[1], (long)a[2], NK_P(3), (long)a[4], (long)a[5], (long)a[6], NK_P(7), (int)a[8],
+                      (int)a[9], (int)a[10], (int)a[11], NK_P(12), NK_T(13));
 }
 
 int nk_transpose32_b(const int64_t *a, int nthreads) {

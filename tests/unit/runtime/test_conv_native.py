@@ -386,7 +386,7 @@ def _gemm_fn(kind: str, shapes: tuple, const_w: np.ndarray | None, posts: list, 
 
     in_shapes, out_shape = shapes
     epi = epilogue.build(list(posts), _desc(out_shape), [_desc(e.shape) for e in extras]) if posts else None
-    with planning(GemmPlan(native=True)):
+    with planning(GemmPlan(native=True, pooled=True)):
         return fast.build(kind, {}, [_desc(s) for s in in_shapes], [_desc(out_shape)],
                           [None, const_w, None][:len(in_shapes)], epi)
 
@@ -436,23 +436,28 @@ def test_gemm_plan_packs_only_small_weight_sets() -> None:
 
     small = plan_for(*blob_of([1 << 20, 2 << 20]))
     assert small.native == WIDE and small.small_flops == (SHARED_SMALL_FLOPS if WIDE else SMALL_FLOPS)
+    assert small.pooled == WIDE
     big = plan_for(*blob_of([NATIVE_GEMM_MAX_BYTES // 2, NATIVE_GEMM_MAX_BYTES // 2 + 4]))
-    assert not big.native and big.small_flops == SMALL_FLOPS
+    assert not big.native and big.small_flops == SMALL_FLOPS and not big.pooled
     assert not plan_for([], []).native
 
 
-def test_gemm_with_run_time_weights_stays_on_blas(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("threads", [1, 2])
+def test_gemm_with_run_time_weights(threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two run-time operands: OpenBLAS at one thread; conv.c's batched product (``native_bmm``) where kernels may
+    use several threads and conv.c has its AVX-512 tiles."""
     from nnkiln.runtime.kernels import fast
 
     calls: list[int] = []
     real_gemm = fast.gemm
     monkeypatch.setattr(fast, "gemm", lambda *a: calls.append(1) or real_gemm(*a))
+    monkeypatch.setattr(fast, "kernel_threads", lambda: threads)
     a, bm = _f(1, 20, 30), _f(1, 30, 40)
     fn = _gemm_fn("tosa.matmul", ([a.shape, bm.shape], (1, 20, 40)), None, [], [])
     out = np.empty((1, 20, 40), np.float32)
     fn([a, bm], [out], [])
     _close(out, _ref("tosa.matmul", [a, bm], {"A_zp": 0, "B_zp": 0}, (1, 20, 40)))
-    assert calls == [1]
+    assert calls == ([] if threads > 1 and WIDE else [1])
 
 
 CPU_HAS_AVX512 = "avx512f" in native._cpu_id().split()
