@@ -36,7 +36,7 @@ import numpy as np
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
-from nnkiln.runtime.kernels import conv, integer
+from nnkiln.runtime.kernels import conv, integer, quantized
 from nnkiln.runtime.kernels.bound import Bound, NativeFn, adapt, address, slots
 from nnkiln.runtime.kernels.gemm import current_plan, gemm
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
@@ -248,6 +248,8 @@ def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
         return _with_epilogue(t, ob, None) if t is not None else None
     if name in integer.OPS and epi is None and not all(b.kind is Kind.F32 for b in (*ib, *ob)):
         return integer.build(name, attrs, ib, ob)
+    if name in quantized.OPS and epi is None and not all(b.kind is Kind.F32 for b in (*ib, *ob)):
+        return quantized.build(name, attrs, ib, ob, consts)
     if not all(b.kind is Kind.F32 for b in (*ib, *ob)):
         return None
     if any(attrs.get(z, 0) for z in ("input_zp", "weight_zp", "output_zp", "A_zp", "B_zp", "input1_zp", "input2_zp")):

@@ -26,6 +26,7 @@ import ctypes
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
@@ -74,6 +75,8 @@ def _build(name: str) -> ctypes.CDLL:
     if cc is None:
         raise OSError("no C compiler (cc, gcc or clang) on PATH")
     text = source.read_bytes()
+    for inc in re.findall(rb'^#include "([A-Za-z0-9_]+\.c)"', text, re.M):  # local parts: in the cache key too
+        text += b"\0" + (_HERE / inc.decode()).read_bytes()
     key = hashlib.sha256(b"\0".join([text, " ".join(flags).encode(), cc.encode(), platform.machine().encode(), _cpu_id().encode()])).hexdigest()[:16]
     out_dir = _cache_dir()
     target = out_dir / f"{name}-{key}.so"

@@ -1313,3 +1313,6 @@ int nk_run_bound(const void *const *fns, const int64_t *const *args, int n, int 
 }
 #undef NK_P
 #undef NK_T
+
+/* -- integer kernels of quantized graphs (their own file, this thread pool) -------------------------- */
+#include "conv_int.c"
