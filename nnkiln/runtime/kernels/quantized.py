@@ -1,4 +1,4 @@
-"""Fast integer kernels of quantized graphs: RESCALE, int8 CONV2D / FULLY_CONNECTED and int8 / int16 MATMUL.
+"""Fast integer kernels of quantized graphs: RESCALE, int8 CONV2D / FULLY_CONNECTED, int8 / int16 MATMUL, CAST.
 
 Why: run through the reference kernels (int64 numpy with every REQUIRE checked, then copied out) a quantized
 ResNet-18 took 230 ms against onnxruntime's 16 (205 ms in its int8 convolutions, 24 ms in RESCALEs), a
@@ -15,7 +15,8 @@ so every path here is exact integer arithmetic or provably exact float arithmeti
 * int8 / int16 MATMUL of run-time operands: a float GEMM is exact when every partial sum is an integer
   below the float's integer range (2^24 for float32, 2^53 for float64), which the operand types bound:
   float32 BLAS over k blocks short enough, summed in int64, else float64 BLAS; beyond 2^53 (or where the
-  accumulator could overflow) the reference.
+  accumulator could overflow) the reference;
+* CAST between 8/16/32-bit integers, bool and float32: numpy conversions that round as the reference does.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ _SIGNATURES = {
     "nk_pack_weights_i16": [_P, _I, _I, _I, _I, _P],
     "nk_conv_i16": [_P, _I, _I, _I, _I, _I, _I, _I, _I, _P, _I, _I, _P, _I, _P, _P, _I],
 }
-OPS = frozenset({"tosa.rescale", "tosa.conv2d", "tosa.fully_connected", "tosa.matmul"})
+OPS = frozenset({"tosa.rescale", "tosa.conv2d", "tosa.fully_connected", "tosa.matmul", "tosa.cast"})
 
 
 def _lib() -> Any:
@@ -72,14 +73,18 @@ def _reference(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: S
 def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
           consts: Sequence[np.ndarray | None]) -> FastFn | None:
     """``fn(ins, outs, extras)`` for an integer ``name`` on these operands, or None (the reference kernel runs)."""
-    if len(ob) != 1 or any(b.kind not in _NK_KIND for b in (*ib, *ob)):
+    if len(ob) != 1:
+        return None
+    if name == "tosa.cast":
+        return _cast(ib, ob)
+    if any(b.kind not in _NK_KIND for b in (*ib, *ob)):
         return None
     if name == "tosa.rescale":
         return _rescale(attrs, ib, ob)
     if name in ("tosa.conv2d", "tosa.fully_connected"):
         return _conv(name, attrs, ib, ob, consts)
     if name == "tosa.matmul":
-        return _matmul(attrs, ib, ob)
+        return _matmul(attrs, ib, ob, consts)
     return None
 
 
@@ -189,42 +194,80 @@ def _conv(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     return run
 
 
-def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None:
-    """int8 x int8 -> int32 / int16 x int16 -> int48 MATMUL by exact float GEMMs (see the module docstring)."""
+def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
+            consts: Sequence[np.ndarray | None]) -> FastFn | None:
+    """int8 x int8 -> int32 / int16 x int16 -> int48 MATMUL by exact float GEMMs (see the module docstring). The
+    bound on the terms comes from the operands' actual values (a run-time minimum and maximum: a u8 activation
+    widened to int16 keeps |a| <= 255), so int16 products of 8-bit data still run in float32."""
     if len(ib) != 2 or ib[0].kind is not ib[1].kind or ib[0].kind not in (Kind.I8, Kind.I16):
         return None
     a, b, o = ib[0].shape, ib[1].shape, ob[0].shape
-    if len(a) != 3 or len(b) != 3 or a[0] != b[0] or a[2] != b[1] or o != (a[0], a[1], b[2]):
+    if len(a) != 3 or len(b) != 3 or a[0] != b[0] or a[2] != b[1] or o != (a[0], a[1], b[2]) or 0 in (*a, *b):
         return None
     azp, bzp = int(attrs.get("A_zp", 0)), int(attrs.get("B_zp", 0))
-    lo_in, hi_in = ib[0].kind.int_range
-    amax = max(abs(lo_in - azp), abs(hi_in - azp))
-    bmax = max(abs(lo_in - bzp), abs(hi_in - bzp))
     k = a[2]
-    term = amax * bmax
-    if term * k > ob[0].kind.int_range[1]:
-        return None  # the accumulator could overflow: the reference checks the REQUIRE
-    block = (2**24 - 1) // term if term else k  # float32 sums of this many terms are exact
-    use32 = block >= min(k, 64)
-    dt = np.float32 if use32 else np.float64
-    out_dtype = ob[0].dtype
+    acc_hi = ob[0].kind.int_range[1]
+    bconst = consts[1]
+    if bconst is not None:
+        bi = np.asarray(bconst).astype(np.int64) - bzp
+        b_static = (int(np.abs(bi).max()), bi.astype(np.float32), bi.astype(np.float64))
+    fallback = _reference("tosa.matmul", attrs, ib, ob)
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
-        x = ins[0].astype(dt)
-        y = ins[1].astype(dt)
+        x, y = ins
+        amax = max(abs(int(x.min()) - azp), abs(int(x.max()) - azp))
+        bmax = b_static[0] if bconst is not None else max(abs(int(y.min()) - bzp), abs(int(y.max()) - bzp))
+        term = amax * bmax
+        if term * k > acc_hi:  # a partial sum could overflow: the reference checks the REQUIRE
+            fallback(ins, outs, extras)
+            return
+        block = (2**24 - 1) // term if term else k  # float32 sums of this many terms are exact
+        dt = np.float32 if block >= min(k, 64) else np.float64
+        xf = x.astype(dt)
         if azp:
-            x -= azp
-        if bzp:
-            y -= bzp
-        if not use32 or block >= k:
-            np.copyto(outs[0], np.matmul(x, y), casting="unsafe")
+            xf -= azp
+        if bconst is not None:
+            yf = b_static[1] if dt is np.float32 else b_static[2]
+        else:
+            yf = y.astype(dt)
+            if bzp:
+                yf -= bzp
+        if dt is np.float64 or block >= k:  # one GEMM: every partial sum exact
+            np.copyto(outs[0], np.matmul(xf, yf), casting="unsafe")
             return
         acc = np.zeros(o, np.int64)
         for k0 in range(0, k, block):
-            acc += np.matmul(x[:, :, k0:k0 + block], y[:, k0:k0 + block]).astype(np.int64)
-        np.copyto(outs[0], acc.astype(out_dtype, copy=False), casting="unsafe")
+            acc += np.matmul(xf[:, :, k0:k0 + block], yf[:, k0:k0 + block]).astype(np.int64)
+        np.copyto(outs[0], acc, casting="unsafe")
 
     return run
+
+
+def _cast(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None:
+    """CAST between int8 / uint8 / int16 / int32 / bool / float32 with the reference's results (spec §2.13.1, see
+    ``reference.type_conversion``): int -> int wraps (numpy's unsafe cast), int -> float32 rounds half to even
+    (numpy's conversion; exact below 2^24), -> bool is ``!= 0``, float32 -> int rounds half to even, NaN -> 0,
+    then saturates (in float64 for int32, whose bounds float32 cannot hold)."""
+    if len(ib) != 1 or ib[0].shape != ob[0].shape:
+        return None
+    src, dst = ib[0].kind, ob[0].kind
+    simple = {Kind.I8, Kind.U8, Kind.I16, Kind.I32, Kind.BOOL}
+    if dst is Kind.BOOL and src in simple | {Kind.F32}:
+        return lambda ins, outs, extras: np.not_equal(ins[0], 0, out=outs[0])
+    if src in simple and dst in simple | {Kind.F32}:
+        return lambda ins, outs, extras: np.copyto(outs[0], ins[0], casting="unsafe")
+    if src is Kind.F32 and dst in (Kind.I8, Kind.U8, Kind.I16, Kind.I32):
+        lo, hi = dst.int_range
+        wide = np.float64 if dst is Kind.I32 else np.float32
+
+        def f2i(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
+            t = np.rint(ins[0].astype(wide, copy=wide is not np.float32))
+            np.nan_to_num(t, copy=False, nan=0.0, posinf=np.inf, neginf=-np.inf)
+            np.clip(t, lo, hi, out=t)
+            np.copyto(outs[0], t, casting="unsafe")
+
+        return f2i
+    return None
 
 
 __all__ = ["OPS", "build"]

@@ -126,6 +126,45 @@ def test_int_matmul_matches_reference(kind: Kind, k: int, zps: tuple[int, int]) 
     np.testing.assert_array_equal(got, ref)
 
 
+@pytest.mark.parametrize("const_b", [False, True])
+def test_int16_matmul_of_8_bit_data_matches_reference(const_b: bool) -> None:
+    """int16 operands holding 8-bit values (a widened u8 activation, int8 weights): the run-time bound picks float32
+    GEMMs, in k blocks when the sums could pass 2^24; full-range int16 values need float64."""
+    for lo, hi, k in ((0, 255, 300), (-128, 127, 2000), (-32768, 32767, 40)):
+        a = _values(Kind.I16, (1, 7, k), lo, hi)
+        b = _values(Kind.I16, (1, k, 5), -128, 127)
+        got, ref = _both("tosa.matmul", {"A_zp": 0, "B_zp": 0}, [a, b], [Kind.I16, Kind.I16], Kind.I48, (1, 7, 5),
+                         [False, const_b])
+        np.testing.assert_array_equal(got, ref)
+
+
+CASTS = [(Kind.I32, Kind.I8), (Kind.I8, Kind.I32), (Kind.U8, Kind.I16), (Kind.I32, Kind.F32), (Kind.I8, Kind.F32),
+         (Kind.F32, Kind.I8), (Kind.F32, Kind.U8), (Kind.F32, Kind.I16), (Kind.F32, Kind.I32), (Kind.I32, Kind.BOOL),
+         (Kind.F32, Kind.BOOL), (Kind.BOOL, Kind.I32), (Kind.BOOL, Kind.F32)]
+
+
+@pytest.mark.parametrize("src,dst", CASTS)
+def test_cast_matches_reference(src: Kind, dst: Kind) -> None:
+    dts = {**_DT, Kind.F32: np.float32, Kind.BOOL: np.bool_}
+    if src is Kind.F32:  # halves (ties to even), the saturation edges, inf and NaN
+        x = np.concatenate([RNG.standard_normal(50) * 300, np.arange(-6, 7) + 0.5,
+                            [2147483520.0, 2147483648.0, -2147483904.0, 1e20, np.inf, -np.inf, np.nan, -0.0]])
+        x = x.astype(np.float32)
+    elif src is Kind.BOOL:
+        x = RNG.random(40) < 0.5
+    else:
+        x = _values(src, (40,))
+        if src is Kind.I32:  # large values round when they become float32
+            x[:5] = [16777217, -16777219, 2**31 - 1, -2**31, 33554435]
+    ib, ob = [BufferDesc(Memory.ARENA, src, x.shape, 0, x.nbytes)], [BufferDesc(Memory.ARENA, dst, x.shape, 0, 0)]
+    fn = quantized.build("tosa.cast", {}, ib, ob, [None])
+    assert fn is not None
+    out = np.empty(x.shape, dts[dst])
+    fn([x], [out], [])
+    ref = call_reference("tosa.cast", [x], {}, [src], [dst], [np.dtype(dts[dst])], [x.shape])[0]
+    np.testing.assert_array_equal(out, ref)
+
+
 def test_quantized_model_same_integers_without_fast_paths(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
     """A QLinearConv -> QLinearConv (uint8) model: RESCALEs and int8 convs on the fast paths give the same codes as
     the reference kernels."""
