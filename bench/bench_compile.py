@@ -241,6 +241,38 @@ def bert(batch: int, layers: int, hidden: int, heads: int, seq: int = 128, vocab
     return model, feed
 
 
+def quantized(base, dynamic: bool):  # noqa: ANN001, ANN201
+    """``base`` quantized by onnxruntime.quantization: statically to QDQ int8 (activations and weights int8,
+    calibrated on four random inputs), or dynamically (int8 weights, DynamicQuantizeLinear + MatMulInteger)."""
+
+    def build(batch: int):  # noqa: ANN202
+        import onnx
+        from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
+
+        model, feed = base(batch)
+        with tempfile.TemporaryDirectory() as d:
+            src, dst = os.path.join(d, "f.onnx"), os.path.join(d, "q.onnx")
+            onnx.save(model, src)
+            if dynamic:
+                quantize_dynamic(src, dst, weight_type=QuantType.QInt8)
+            else:
+                name, x = next(iter(feed.items()))
+
+                class Calibration(CalibrationDataReader):
+                    def __init__(self) -> None:
+                        self.left = [{name: np.random.default_rng(i).standard_normal(x.shape).astype(x.dtype)}
+                                     for i in range(4)]
+
+                    def get_next(self):  # noqa: ANN202
+                        return self.left.pop() if self.left else None
+
+                quantize_static(src, dst, Calibration(), quant_format=QuantFormat.QDQ,
+                                activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+            return onnx.load(dst), feed
+
+    return build
+
+
 MODELS = {
     "resnet18": lambda b: resnet18_like(b),
     "resnet50": lambda b: resnet50_like(b),
@@ -248,6 +280,9 @@ MODELS = {
     "bert_tiny": lambda b: bert(b, layers=2, hidden=128, heads=2),
     "bert_base": lambda b: bert(b, layers=12, hidden=768, heads=12),
 }
+QUANTIZED = {"resnet18_qdq": ("resnet18", False), "bert_tiny_dq": ("bert_tiny", True)}
+"""Quantized variants of the float models (``quantized``), for either ``--source``; not in the issue's table of
+targets, measured to keep quantized graphs honest."""
 
 
 # -- one measurement in a fresh process ------------------------------------------------------------------
@@ -345,7 +380,7 @@ def _default_source() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--models", default=",".join([*MODELS, *QUANTIZED]))
     p.add_argument("--batches", default="1,8")
     p.add_argument("--threads", default="1,2")
     p.add_argument("--min-seconds", type=float, default=1.0)
@@ -370,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         import torch_models  # bench/ is on sys.path when this file runs as a script
 
         models = torch_models.MODELS
+    models = {**models, **{q: quantized(models[f], dyn) for q, (f, dyn) in QUANTIZED.items() if f in models}}
     print(f"models built by: {args.source}", flush=True)
     for model in args.models.split(","):
         if model not in models:

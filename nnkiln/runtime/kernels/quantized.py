@@ -127,7 +127,7 @@ def _conv(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
           consts: Sequence[np.ndarray | None]) -> FastFn | None:
     """int8 CONV2D (NHWC, weights [OC, KH, KW, IC]) or FULLY_CONNECTED ([N, IC] x [OC, IC]) with constant weights
     and bias, int32 result: nk_conv_i16."""
-    from nnkiln.runtime.kernels.conv import _geometry, aligned_empty, out_size
+    from nnkiln.runtime.kernels.conv import _geometry, out_size, scratch
 
     lib = _lib()
     if (lib is None or len(ib) != 3 or ib[0].kind is not Kind.I8 or ib[1].kind is not Kind.I8
@@ -176,7 +176,6 @@ def _conv(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     lib.nk_pack_weights_i16(wc.ctypes.data, oc, ntaps, seg, wzp, bp.ctypes.data)
     parallel = n * oh * ow * oc * k >= _PAR_MIN_MACS
     padded_elems = n * hp * wp * ic + 2
-    scratch = aligned_empty(-(-padded_elems // 2)).view(np.int16)[:padded_elems]  # int16 buffer, 64-byte aligned
     fallback = _reference(name, attrs, ib, ob)
     pad_fn, conv_fn = lib.nk_pad_i8_i16, lib.nk_conv_i16
 
@@ -186,8 +185,9 @@ def _conv(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
             fallback(ins, outs, extras)
             return
         nt = kernel_threads() if parallel else 1
-        pad_fn(x.ctypes.data, n, ih, iw, ic, izp, scratch.ctypes.data, pt, pb, pl, pr, nt)
-        conv_fn(scratch.ctypes.data, n, hp, wp, ic, oh, ow, sy, sx, toff.ctypes.data, ntaps, seg, bp.ctypes.data, oc,
+        xp = scratch(-(-padded_elems // 2))  # the thread's reused float32 buffer, as int16 values
+        pad_fn(x.ctypes.data, n, ih, iw, ic, izp, xp.ctypes.data, pt, pb, pl, pr, nt)
+        conv_fn(xp.ctypes.data, n, hp, wp, ic, oh, ow, sy, sx, toff.ctypes.data, ntaps, seg, bp.ctypes.data, oc,
                 bias.ctypes.data, o.ctypes.data, nt)
 
     run.keep = (toff, bp, bias)  # type: ignore[attr-defined]
