@@ -15,6 +15,9 @@
  * arithmetic, exact, so the result is the reference's bit for bit as long as no sum leaves int32 (the caller
  * only uses it where |x - izp| * |w - wzp| * K + |bias| cannot reach 2^31). A tap segment of odd length
  * gets a zero weight after it (its pair reads one value past the segment, times 0).
+ *
+ * DEPTHWISE_CONV2D of int8 (§2.3.5, channel multiplier 1), nk_depthwise_i16: the same int16 input, int32 sums
+ * of the taps' products channel by channel (loops the compiler vectorizes), exact under the same bound.
  */
 
 #include <stdint.h>
@@ -310,5 +313,52 @@ int nk_conv_i16(const int16_t *xp, int N, int Hp, int Wp, int IC, int OH, int OW
     convi_job a = {xp, Hp, Wp, IC, OH, OW, sy, sx, toff, ntaps, seg, sege, (long)ntaps * sege / 2, bp, OC,
                    (OC + NR - 1) / NR, bias, y, rows, tiles, chunk};
     nk_parallel(convi_item, &a, (tiles + chunk - 1) / chunk, nthreads);
+    return 0;
+}
+
+/* -- DEPTHWISE_CONV2D of int8 (TOSA spec §2.3.5, multiplier 1) ----------------------------------------
+ * y[n, oy, ox, c] = bias[c] + sum over taps of xp[...] * w[tap, c], xp from nk_pad_i8_i16 (zero point off,
+ * zero borders), w [KH*KW, C] int16 (weight zero point off): int32 sums, exact under the caller's bound. */
+typedef struct {
+    const int16_t *xp;
+    int Hp, Wp, C;
+    const int16_t *w;
+    int KH, KW;
+    const int32_t *bias;
+    int32_t *y;
+    int OH, OW, sy, sx, dy, dx;
+} dwi_job;
+
+#define NK_DWC 256
+
+static void dwi_item(void *ctx, long row) {
+    const dwi_job *j = (const dwi_job *)ctx;
+    long n = row / j->OH, oy = row % j->OH;
+    const int C = j->C, KH = j->KH, KW = j->KW;
+    int32_t acc[NK_DWC];
+    for (int ox = 0; ox < j->OW; ox++) {
+        int32_t *dst = j->y + (row * j->OW + ox) * (long)C;
+        for (int c0 = 0; c0 < C; c0 += NK_DWC) {
+            int cnt = C - c0 < NK_DWC ? C - c0 : NK_DWC;
+            const int32_t *b = j->bias + c0;
+            for (int c = 0; c < cnt; c++) acc[c] = b[c];
+            for (int ky = 0; ky < KH; ky++) {
+                const int16_t *rowp = j->xp + ((n * j->Hp + oy * j->sy + (long)ky * j->dy) * j->Wp
+                                              + (long)ox * j->sx) * C + c0;
+                for (int kx = 0; kx < KW; kx++) {
+                    const int16_t *p = rowp + (long)kx * j->dx * C;
+                    const int16_t *wp = j->w + (long)(ky * KW + kx) * C + c0;
+                    for (int c = 0; c < cnt; c++) acc[c] += (int32_t)p[c] * (int32_t)wp[c];
+                }
+            }
+            for (int c = 0; c < cnt; c++) dst[c0 + c] = acc[c];
+        }
+    }
+}
+
+int nk_depthwise_i16(const int16_t *xp, int N, int Hp, int Wp, int C, const int16_t *w, int KH, int KW,
+                     const int32_t *bias, int32_t *y, int OH, int OW, int sy, int sx, int dy, int dx, int nthreads) {
+    dwi_job j = {xp, Hp, Wp, C, w, KH, KW, bias, y, OH, OW, sy, sx, dy, dx};
+    nk_parallel(dwi_item, &j, (long)N * OH, nthreads);
     return 0;
 }

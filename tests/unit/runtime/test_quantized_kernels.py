@@ -101,6 +101,21 @@ def test_int8_conv2d_matches_reference(case: tuple) -> None:
     np.testing.assert_array_equal(got, ref)
 
 
+@pytest.mark.parametrize("case", [((1, 9, 9, 16), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), -3, 0),
+                                  ((2, 11, 10, 300), (3, 3), (2, 2), (1, 1), (0, 1, 0, 1), 127, 2),
+                                  ((1, 8, 8, 24), (5, 3), (1, 2), (2, 1), (4, 4, 1, 1), 0, -1)])
+def test_int8_depthwise_matches_reference(case: tuple) -> None:
+    (n, ih, iw, c), (kh, kw), stride, dil, pad, izp, wzp = case
+    x, w = _values(Kind.I8, (n, ih, iw, c)), _values(Kind.I8, (kh, kw, c, 1))
+    b = RNG.integers(-5000, 5000, c).astype(np.int32)
+    oh = (ih + pad[0] + pad[1] - (kh - 1) * dil[0] - 1) // stride[0] + 1
+    ow = (iw + pad[2] + pad[3] - (kw - 1) * dil[1] - 1) // stride[1] + 1
+    attrs = {"pad": pad, "stride": stride, "dilation": dil, "input_zp": izp, "weight_zp": wzp}
+    got, ref = _both("tosa.depthwise_conv2d", attrs, [x, w, b], [Kind.I8, Kind.I8, Kind.I32], Kind.I32,
+                     (n, oh, ow, c), [False, True, True])
+    np.testing.assert_array_equal(got, ref)
+
+
 def test_int8_fully_connected_matches_reference() -> None:
     x, w = _values(Kind.I8, (5, 77)), _values(Kind.I8, (40, 77))
     b = RNG.integers(-100, 100, 40).astype(np.int32)
@@ -211,6 +226,6 @@ def test_int_kernels_built_without_avx512(tmp_path) -> None:  # noqa: ANN001
 
     env = {**os.environ, "NNKILN_NATIVE_FLAGS": "-mno-avx512f", "NNKILN_CACHE_DIR": str(tmp_path)}
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
-                        "conv2d or fully_connected"], capture_output=True, text=True, env=env, timeout=600)
+                        "conv2d or fully_connected or depthwise"], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0 and " passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
     assert any(f.name.startswith("conv-") for f in tmp_path.iterdir())
