@@ -32,6 +32,7 @@ import numpy as np
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
+from nnkiln.runtime.kernels.gemm import current_plan, gemm
 from nnkiln.runtime.kernels.reference import call_reference, store
 
 FastFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]], None]
@@ -133,7 +134,7 @@ def _conv(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
           consts: Sequence[np.ndarray | None]) -> FastFn | None:
     """int8 CONV2D (NHWC, weights [OC, KH, KW, IC]) or FULLY_CONNECTED ([N, IC] x [OC, IC]) with constant weights
     and bias, int32 result: nk_conv_i16."""
-    from nnkiln.runtime.kernels.conv import _geometry, out_size, scratch
+    from nnkiln.runtime.kernels.conv import _geometry, out_size
 
     lib = _lib()
     if (lib is None or len(ib) != 3 or ib[0].kind is not Kind.I8 or ib[1].kind is not Kind.I8
@@ -181,9 +182,25 @@ def _conv(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     wc = np.ascontiguousarray(w.reshape(oc, k), np.int8)
     lib.nk_pack_weights_i16(wc.ctypes.data, oc, ntaps, seg, wzp, bp.ctypes.data)
     parallel = n * oh * ow * oc * k >= _PAR_MIN_MACS
-    padded_elems = n * hp * wp * ic + 2
-    fallback = _reference(name, attrs, ib, ob)
-    pad_fn, conv_fn = lib.nk_pad_i8_i16, lib.nk_conv_i16
+
+    def conv(xp: int, out: int, nt: int) -> None:
+        lib.nk_conv_i16(xp, n, hp, wp, ic, oh, ow, sy, sx, toff.ctypes.data, ntaps, seg, bp.ctypes.data, oc,
+                        bias.ctypes.data, out, nt)
+
+    return _on_padded_input(lib, (n, ih, iw, ic, izp, pt, pb, pl, pr), parallel, conv,
+                            _reference(name, attrs, ib, ob), (toff, bp, bias))
+
+
+def _on_padded_input(lib: Any, pad: tuple[int, ...], parallel: bool, kernel: Callable[[int, int, int], None],
+                     fallback: FastFn, keep: tuple[np.ndarray, ...]) -> FastFn:
+    """``fn(ins, outs, extras)``: the int8 input ``ins[0]`` copied minus its zero point into the thread's reused
+    scratch buffer as int16 with zero borders (``nk_pad_i8_i16``; ``pad`` = n, ih, iw, c, zero point, pt, pb, pl,
+    pr), then ``kernel(padded address, output address, threads)``; the reference for non-contiguous views."""
+    from nnkiln.runtime.kernels.conv import scratch
+
+    n, ih, iw, c, zp, pt, pb, pl, pr = pad
+    elems = n * (ih + pt + pb) * (iw + pl + pr) * c + 2
+    pad_fn = lib.nk_pad_i8_i16
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
         x, o = ins[0], outs[0]
@@ -191,12 +208,11 @@ def _conv(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
             fallback(ins, outs, extras)
             return
         nt = kernel_threads() if parallel else 1
-        xp = scratch(-(-padded_elems // 2))  # the thread's reused float32 buffer, as int16 values
-        pad_fn(x.ctypes.data, n, ih, iw, ic, izp, xp.ctypes.data, pt, pb, pl, pr, nt)
-        conv_fn(xp.ctypes.data, n, hp, wp, ic, oh, ow, sy, sx, toff.ctypes.data, ntaps, seg, bp.ctypes.data, oc,
-                bias.ctypes.data, o.ctypes.data, nt)
+        xp = scratch(-(-elems // 2)).ctypes.data  # a float32 buffer holding the int16 values
+        pad_fn(x.ctypes.data, n, ih, iw, c, zp, xp, pt, pb, pl, pr, nt)
+        kernel(xp, o.ctypes.data, nt)
 
-    run.keep = (toff, bp, bias)  # type: ignore[attr-defined]
+    run.keep = keep  # type: ignore[attr-defined]
     return run
 
 
@@ -204,7 +220,7 @@ def _depthwise(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
                consts: Sequence[np.ndarray | None]) -> FastFn | None:
     """int8 DEPTHWISE_CONV2D with channel multiplier 1 (weights [KH, KW, C, 1]), constant weights and bias, int32
     result: nk_depthwise_i16 on the zero-bordered int16 input."""
-    from nnkiln.runtime.kernels.conv import _geometry, out_size, scratch
+    from nnkiln.runtime.kernels.conv import _geometry, out_size
 
     lib = _lib()
     if (lib is None or len(ib) != 3 or ib[0].kind is not Kind.I8 or ib[1].kind is not Kind.I8
@@ -230,24 +246,14 @@ def _depthwise(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
         return None  # a sum could leave int32: the reference checks the REQUIRE
     w16 = np.ascontiguousarray(wi.astype(np.int16))
     hp, wp = ih + pt + pb, iw + pl + pr
-    padded_elems = n * hp * wp * c + 2
     parallel = n * oh * ow * c * kh * kw >= _PAR_MIN_MACS // 4
-    fallback = _reference("tosa.depthwise_conv2d", attrs, ib, ob)
-    pad_fn, dw_fn = lib.nk_pad_i8_i16, lib.nk_depthwise_i16
 
-    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
-        x, o = ins[0], outs[0]
-        if not (x.flags.c_contiguous and o.flags.c_contiguous):
-            fallback(ins, outs, extras)
-            return
-        nt = kernel_threads() if parallel else 1
-        xp = scratch(-(-padded_elems // 2))
-        pad_fn(x.ctypes.data, n, ih, iw, c, izp, xp.ctypes.data, pt, pb, pl, pr, nt)
-        dw_fn(xp.ctypes.data, n, hp, wp, c, w16.ctypes.data, kh, kw, bias.ctypes.data, o.ctypes.data, oh, ow, sy, sx,
-              dy, dx, nt)
+    def depthwise(xp: int, out: int, nt: int) -> None:
+        lib.nk_depthwise_i16(xp, n, hp, wp, c, w16.ctypes.data, kh, kw, bias.ctypes.data, out, oh, ow, sy, sx, dy, dx,
+                             nt)
 
-    run.keep = (w16, bias)  # type: ignore[attr-defined]
-    return run
+    return _on_padded_input(lib, (n, ih, iw, c, izp, pt, pb, pl, pr), parallel, depthwise,
+                            _reference("tosa.depthwise_conv2d", attrs, ib, ob), (w16, bias))
 
 
 def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
@@ -268,6 +274,7 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
         bi = np.asarray(bconst).astype(np.int64) - bzp
         b_static = (int(np.abs(bi).max()), bi.astype(np.float32), bi.astype(np.float64))
     fallback = _reference("tosa.matmul", attrs, ib, ob)
+    small = current_plan().small_flops  # OpenBLAS's threads only for products large enough (kernels.gemm)
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
         x, y = ins
@@ -288,12 +295,15 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
             yf = y.astype(dt)
             if bzp:
                 yf -= bzp
+        prod = np.empty(o, dt)
         if dt is np.float64 or block >= k:  # one GEMM: every partial sum exact
-            np.copyto(outs[0], np.matmul(xf, yf), casting="unsafe")
+            gemm(xf, yf, prod, small)
+            np.copyto(outs[0], prod, casting="unsafe")
             return
         acc = np.zeros(o, np.int64)
         for k0 in range(0, k, block):
-            acc += np.matmul(xf[:, :, k0:k0 + block], yf[:, k0:k0 + block]).astype(np.int64)
+            gemm(xf[:, :, k0:k0 + block], yf[:, k0:k0 + block], prod, small)
+            acc += prod.astype(np.int64)
         np.copyto(outs[0], acc, casting="unsafe")
 
     return run

@@ -547,6 +547,30 @@ typedef struct {
 #define NK_MAXCHUNK 64
 #define NK_SHORT_K 256  /* sums at most this long: tile-major order (see conv_item) */
 
+/* The input offsets of the rows of row tiles t0 .. t1-1 (at most NK_MAXCHUNK) of an implicit GEMM over an input
+ * [N, Hp, Wp, IC]: walking (n, oy, ox) from the first row (no division per row); missing rows of the last tile
+ * repeat its first row (computed, not stored). */
+static void row_offsets(long t0, long t1, long rows, int OH, int OW, int Hp, int Wp, int IC, int sy, int sx,
+                        long off[][MR]) {
+    long r = t0 * MR, ohw = (long)OH * OW;
+    long n = r / ohw, oy = (r % ohw) / OW, ox = r % OW;
+    long rowo = ((n * Hp + oy * sy) * Wp) * IC, xstep = (long)sx * IC;
+    for (long ti = t0; ti < t1; ti++)
+        for (int i = 0; i < MR; i++) {
+            if (r < rows) {
+                off[ti - t0][i] = rowo + ox * xstep;
+                r++;
+                if (++ox == OW) {
+                    ox = 0;
+                    if (++oy == OH) { oy = 0; n++; }
+                    rowo = ((n * Hp + oy * sy) * Wp) * IC;
+                }
+            } else {
+                off[ti - t0][i] = off[ti - t0][0];
+            }
+        }
+}
+
 static void conv_item(void *ctx, long wi) {
     const conv_job *jb = (const conv_job *)ctx;
     const conv_args *a = jb->a;
@@ -555,28 +579,11 @@ static void conv_item(void *ctx, long wi) {
     long t1 = t0 + jb->chunk < jb->tiles ? t0 + jb->chunk : jb->tiles;
     int j0 = (int)(blk * jb->pb);
     int j1 = (int)((blk + 1) * jb->pb < jb->panels ? (blk + 1) * jb->pb : jb->panels);
-    /* the input positions of the tiles' rows, walking (n, oy, ox) from the first row (no division per
-     * row); missing rows of the last tile repeat its first row: computed, not stored */
     {
-        long r = t0 * MR, ohw = (long)a->OH * a->OW;
-        long n = r / ohw, oy = (r % ohw) / a->OW, ox = r % a->OW;
-        const float *rowp = a->xp + ((n * a->Hp + oy * a->sy) * a->Wp) * a->IC;
-        long xstep = (long)a->sx * a->IC;
-        for (long ti = t0; ti < t1; ti++) {
-            for (int i = 0; i < MR; i++) {
-                if (r < jb->rows) {
-                    base[ti - t0][i] = rowp + ox * xstep;
-                    r++;
-                    if (++ox == a->OW) {
-                        ox = 0;
-                        if (++oy == a->OH) { oy = 0; n++; }
-                        rowp = a->xp + ((n * a->Hp + oy * a->sy) * a->Wp) * a->IC;
-                    }
-                } else {
-                    base[ti - t0][i] = base[ti - t0][0];
-                }
-            }
-        }
+        long off[NK_MAXCHUNK][MR];
+        row_offsets(t0, t1, jb->rows, a->OH, a->OW, a->Hp, a->Wp, a->IC, a->sy, a->sx, off);
+        for (long ti = t0; ti < t1; ti++)
+            for (int i = 0; i < MR; i++) base[ti - t0][i] = a->xp + off[ti - t0][i];
     }
     /* panel by panel (and for long K, k block by k block), the block of weights (at most about 16 KiB:
      * L1) serves every tile of the chunk, whose input rows come from L2 */

@@ -275,24 +275,10 @@ static void convi_item(void *ctx, long it) {
     const convi_job *a = (const convi_job *)ctx;
     const int16_t *base[NK_MAXCHUNK][MR];
     long t0 = it * a->chunk, t1 = t0 + a->chunk < a->tiles ? t0 + a->chunk : a->tiles;
-    long r = t0 * MR, ohw = (long)a->OH * a->OW;
-    long n = r / ohw, oy = (r % ohw) / a->OW, ox = r % a->OW;
-    const int16_t *rowp = a->xp + ((n * a->Hp + oy * a->sy) * a->Wp) * a->IC;
-    long xstep = (long)a->sx * a->IC;
+    long off[NK_MAXCHUNK][MR];
+    row_offsets(t0, t1, a->rows, a->OH, a->OW, a->Hp, a->Wp, a->IC, a->sy, a->sx, off);
     for (long ti = t0; ti < t1; ti++)
-        for (int i = 0; i < MR; i++) {
-            if (r < a->rows) {
-                base[ti - t0][i] = rowp + ox * xstep;
-                r++;
-                if (++ox == a->OW) {
-                    ox = 0;
-                    if (++oy == a->OH) { oy = 0; n++; }
-                    rowp = a->xp + ((n * a->Hp + oy * a->sy) * a->Wp) * a->IC;
-                }
-            } else {
-                base[ti - t0][i] = base[ti - t0][0];
-            }
-        }
+        for (int i = 0; i < MR; i++) base[ti - t0][i] = a->xp + off[ti - t0][i];
     for (int j = 0; j < a->panels; j++)  /* a panel's weights (K x 64 bytes) serve every tile of the chunk */
         for (long ti = t0; ti < t1; ti++) {
             long r0 = ti * MR;
