@@ -292,6 +292,28 @@ def _native_depthwise(geo: tuple[int, ...], epi: Epilogue | None, out: BufferDes
     return NativeFn(run, bind)
 
 
+def tap_segments(kh: int, kw: int, dy: int, dx: int, wp: int, ic: int) -> tuple[np.ndarray, int]:
+    """The implicit GEMM's taps over a padded NHWC input of row width ``wp``: (start offsets in elements, values per
+    segment). With dx = 1 a kernel row's taps are one contiguous segment of kw*ic values, else each tap is one."""
+    if dx == 1:
+        return np.array([ky * dy * wp * ic for ky in range(kh)], np.dtype("l")), kw * ic
+    return np.array([(ky * dy * wp + kx * dx) * ic for ky in range(kh) for kx in range(kw)], np.dtype("l")), ic
+
+
+def window_geometry(attrs: dict[str, Any], xs: tuple[int, ...], kh: int, kw: int) -> tuple[int, ...] | None:
+    """(n, ih, iw, c, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr) of a 2-D window op (pad / stride / dilation attributes)
+    with a kh x kw kernel over the NHWC input shape ``xs``, or None when the attributes or the output are invalid."""
+    g = _geometry(attrs)
+    if g is None or len(xs) != 4:
+        return None
+    (pt, pb, pl, pr), (sy, sx), (dy, dx) = g
+    n, ih, iw, c = xs
+    oh, ow = out_size(ih, kh, sy, dy, pt, pb), out_size(iw, kw, sx, dx, pl, pr)
+    if oh < 1 or ow < 1:
+        return None  # (oh - 1)·sy + (kh - 1)·dy < ih + pt + pb follows from out_size: the last window fits
+    return n, ih, iw, c, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr
+
+
 def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue | None, out: BufferDesc,
                  bp_packed: np.ndarray | None = None) -> FastFn | None:
     """The C convolution for geometry ``geo``: weights ``bp_packed`` (``pack_gemm_weights``), else packed once from
@@ -304,12 +326,7 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
     panels = -(-oc // 16)
     padded = bool(pt or pb or pl or pr)
     hp, wp = ih + pt + pb, iw + pl + pr
-    if dx == 1:  # a kernel row's taps are one contiguous segment of kw*ic input values
-        toff = np.array([ky * dy * wp * ic for ky in range(kh)], np.dtype("l"))
-        seg = kw * ic
-    else:
-        toff = np.array([(ky * dy * wp + kx * dx) * ic for ky in range(kh) for kx in range(kw)], np.dtype("l"))
-        seg = ic
+    toff, seg = tap_segments(kh, kw, dy, dx, wp, ic)
     parallel = 2.0 * n * oh * ow * oc * k >= _PAR_MIN_FLOPS or 4 * oc * k >= _PAR_MIN_WEIGHT_BYTES
     nepi = NativeEpilogue(epi, out)
     conv_fn, pack, pad_fn = lib.nk_conv_f32, lib.nk_pack_weights, lib.nk_pad_f32
@@ -461,22 +478,15 @@ def native_gemm_available() -> bool:
 
 def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
            consts: Sequence[np.ndarray | None], epi: Epilogue | None) -> FastFn | None:
-    geo = _geometry(attrs)
-    if geo is None or len(ib) != 3 or len(ob) != 1:
+    if len(ib) != 3 or len(ob) != 1 or len(ib[1].shape) != 4:
         return None
-    pad, (sy, sx), (dy, dx) = geo
-    xs, ws, bs, os_ = ib[0].shape, ib[1].shape, ib[2].shape, ob[0].shape
-    if len(xs) != 4 or len(ws) != 4 or len(os_) != 4:
+    oc, kh, kw, wic = ib[1].shape
+    geo = window_geometry(attrs, ib[0].shape, kh, kw)
+    if geo is None:
         return None
-    n, ih, iw, ic = xs
-    oc, kh, kw, wic = ws
-    if wic != ic or os_[0] != n or os_[3] != oc or bs not in ((oc,), (1,)):
-        return None
-    pt, pb, pl, pr = pad
-    oh, ow = out_size(ih, kh, sy, dy, pt, pb), out_size(iw, kw, sx, dx, pl, pr)
-    if (oh, ow) != os_[1:3] or oh < 1 or ow < 1:
-        return None
-    if (oh - 1) * sy + (kh - 1) * dy + 1 > ih + pt + pb or (ow - 1) * sx + (kw - 1) * dx + 1 > iw + pl + pr:
+    n, ih, iw, ic, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr = geo
+    pad = (pt, pb, pl, pr)
+    if wic != ic or ob[0].shape != (n, oh, ow, oc) or ib[2].shape not in ((oc,), (1,)):
         return None
     k = kh * kw * ic
     rows = n * oh * ow
@@ -547,20 +557,15 @@ def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
 
 def depthwise(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
               epi: Epilogue | None) -> FastFn | None:
-    geo = _geometry(attrs)
-    if geo is None or len(ib) != 3 or len(ob) != 1:
+    if len(ib) != 3 or len(ob) != 1 or len(ib[1].shape) != 4:
         return None
-    pad, (sy, sx), (dy, dx) = geo
-    xs, ws, os_ = ib[0].shape, ib[1].shape, ob[0].shape
-    if len(xs) != 4 or len(ws) != 4 or len(os_) != 4:
+    kh, kw, wc, m = ib[1].shape
+    geo = window_geometry(attrs, ib[0].shape, kh, kw)
+    if geo is None:
         return None
-    n, ih, iw, c = xs
-    kh, kw, wc, m = ws
-    pt, pb, pl, pr = pad
-    oh, ow = out_size(ih, kh, sy, dy, pt, pb), out_size(iw, kw, sx, dx, pl, pr)
-    if wc != c or os_ != (n, oh, ow, c * m) or ib[2].shape not in ((c * m,), (1,)) or oh < 1 or ow < 1:
-        return None
-    if (oh - 1) * sy + (kh - 1) * dy + 1 > ih + pt + pb or (ow - 1) * sx + (kw - 1) * dx + 1 > iw + pl + pr:
+    n, ih, iw, c, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr = geo
+    pad = (pt, pb, pl, pr)
+    if wc != c or ob[0].shape != (n, oh, ow, c * m) or ib[2].shape not in ((c * m,), (1,)):
         return None
     nat = _native_depthwise((n, ih, iw, c, m, kh, kw, oh, ow, sy, sx, dy, dx, pt, pl), epi, ob[0])
     if nat is not None:

@@ -130,51 +130,55 @@ def _rescale(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffe
     return run
 
 
+def _int8_operands(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc], consts: Sequence[np.ndarray | None]) -> bool:
+    """int8 input and constant int8 weights, constant int32 bias, int32 result (the fast window kernels' case)."""
+    return (len(ib) == 3 and ib[0].kind is Kind.I8 and ib[1].kind is Kind.I8 and ib[2].kind is Kind.I32
+            and ob[0].kind is Kind.I32 and consts[1] is not None and consts[2] is not None)
+
+
+def _sums_fit(izp: int, wi: np.ndarray, bias: np.ndarray, axis: int) -> bool:
+    """Whether int16 holds ``x - izp`` (x int8) and the weights ``wi`` (zero point removed), and no sum of products
+    over ``axis`` of ``wi`` plus the bias can leave int32 (then the spec's accumulator REQUIRE cannot fire)."""
+    xmax = max(abs(-128 - izp), abs(127 - izp))
+    if xmax > 32767 or (wi.size and int(np.abs(wi).max()) > 32767):
+        return False  # zero points outside int8
+    wsum = int(np.abs(wi).sum(axis=axis).max()) if wi.size else 0
+    return xmax * wsum + int(np.abs(bias.astype(np.int64)).max(initial=0)) < 2**31
+
+
 def _conv(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
           consts: Sequence[np.ndarray | None]) -> FastFn | None:
     """int8 CONV2D (NHWC, weights [OC, KH, KW, IC]) or FULLY_CONNECTED ([N, IC] x [OC, IC]) with constant weights
     and bias, int32 result: nk_conv_i16."""
-    from nnkiln.runtime.kernels.conv import _geometry, out_size
+    from nnkiln.runtime.kernels.conv import tap_segments, window_geometry
 
     lib = _lib()
-    if (lib is None or len(ib) != 3 or ib[0].kind is not Kind.I8 or ib[1].kind is not Kind.I8
-            or ib[2].kind is not Kind.I32 or ob[0].kind is not Kind.I32 or consts[1] is None or consts[2] is None):
+    if lib is None or not _int8_operands(ib, ob, consts):
         return None
     w = np.asarray(consts[1])
     if name == "tosa.fully_connected":
         if len(ib[0].shape) != 2 or w.ndim != 2 or ob[0].shape != (ib[0].shape[0], w.shape[0]):
             return None
-        n, ic = ib[0].shape
-        oc = w.shape[0]
-        geo = (1, 1, n, ic, oc, 1, 1, 1, n, 1, 1, 1, 1, 0, 0, 0, 0)
+        rows, ic = ib[0].shape
+        oc, kh, kw = w.shape[0], 1, 1
+        geo: tuple[int, ...] | None = (1, 1, rows, ic, 1, rows, 1, 1, 1, 1, 0, 0, 0, 0)
     else:
-        g = _geometry(attrs)
-        if g is None or len(ib[0].shape) != 4 or w.ndim != 4 or len(ob[0].shape) != 4:
+        if w.ndim != 4:
             return None
-        (pt, pb, pl, pr), (sy, sx), (dy, dx) = g
-        n, ih, iw, ic = ib[0].shape
-        oc, kh, kw, wic = w.shape
-        oh, ow = out_size(ih, kh, sy, dy, pt, pb), out_size(iw, kw, sx, dx, pl, pr)
-        if wic != ic or ob[0].shape != (n, oh, ow, oc) or oh < 1 or ow < 1:
-            return None
-        geo = (n, ih, iw, ic, oc, kh, kw, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr)
-    n, ih, iw, ic, oc, kh, kw, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr = geo
+        oc, kh, kw, _ = w.shape
+        geo = window_geometry(attrs, ib[0].shape, kh, kw)
+    if geo is None:
+        return None
+    n, ih, iw, ic, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr = geo
+    if w.shape[-1] != ic or (name == "tosa.conv2d" and ob[0].shape != (n, oh, ow, oc)):
+        return None
     bias = np.ascontiguousarray(np.broadcast_to(np.asarray(consts[2], np.int32).reshape(-1), (oc,)))
     izp, wzp = int(attrs.get("input_zp", 0)), int(attrs.get("weight_zp", 0))
     k = kh * kw * ic
-    wi = w.reshape(oc, k).astype(np.int64) - wzp
-    xmax = max(abs(-128 - izp), abs(127 - izp))
-    if xmax > 32767 or (wi.size and int(np.abs(wi).max()) > 32767):
-        return None  # values beyond int16 (zero points outside int8)
-    if xmax * (int(np.abs(wi).sum(axis=1).max()) if wi.size else 0) + int(np.abs(bias.astype(np.int64)).max()) >= 2**31:
-        return None  # a sum could leave int32: the reference checks the REQUIRE
+    if not _sums_fit(izp, w.reshape(oc, k).astype(np.int64) - wzp, bias, 1):
+        return None  # the reference checks the REQUIRE
     hp, wp = ih + pt + pb, iw + pl + pr
-    if dx == 1:
-        toff = np.array([ky * dy * wp * ic for ky in range(kh)], np.dtype("l"))
-        seg = kw * ic
-    else:
-        toff = np.array([(ky * dy * wp + kx * dx) * ic for ky in range(kh) for kx in range(kw)], np.dtype("l"))
-        seg = ic
+    toff, seg = tap_segments(kh, kw, dy, dx, wp, ic)
     ntaps = toff.size
     sege = seg + (seg & 1)
     panels = -(-oc // 16)
@@ -220,30 +224,26 @@ def _depthwise(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
                consts: Sequence[np.ndarray | None]) -> FastFn | None:
     """int8 DEPTHWISE_CONV2D with channel multiplier 1 (weights [KH, KW, C, 1]), constant weights and bias, int32
     result: nk_depthwise_i16 on the zero-bordered int16 input."""
-    from nnkiln.runtime.kernels.conv import _geometry, out_size
+    from nnkiln.runtime.kernels.conv import window_geometry
 
     lib = _lib()
-    if (lib is None or len(ib) != 3 or ib[0].kind is not Kind.I8 or ib[1].kind is not Kind.I8
-            or ib[2].kind is not Kind.I32 or ob[0].kind is not Kind.I32 or consts[1] is None or consts[2] is None):
+    if lib is None or not _int8_operands(ib, ob, consts):
         return None
-    g = _geometry(attrs)
     w = np.asarray(consts[1])
-    if g is None or len(ib[0].shape) != 4 or w.ndim != 4 or w.shape[3] != 1 or len(ob[0].shape) != 4:
+    if w.ndim != 4 or w.shape[3] != 1:
         return None
-    (pt, pb, pl, pr), (sy, sx), (dy, dx) = g
-    n, ih, iw, c = ib[0].shape
     kh, kw, wc, _ = w.shape
-    oh, ow = out_size(ih, kh, sy, dy, pt, pb), out_size(iw, kw, sx, dx, pl, pr)
-    if wc != c or ob[0].shape != (n, oh, ow, c) or oh < 1 or ow < 1:
+    geo = window_geometry(attrs, ib[0].shape, kh, kw)
+    if geo is None:
+        return None
+    n, ih, iw, c, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr = geo
+    if wc != c or ob[0].shape != (n, oh, ow, c):
         return None
     izp, wzp = int(attrs.get("input_zp", 0)), int(attrs.get("weight_zp", 0))
     wi = w.reshape(kh * kw, c).astype(np.int64) - wzp
     bias = np.ascontiguousarray(np.broadcast_to(np.asarray(consts[2], np.int32).reshape(-1), (c,)))
-    xmax = max(abs(-128 - izp), abs(127 - izp))
-    if xmax > 32767 or int(np.abs(wi).max()) > 32767:
-        return None
-    if xmax * int(np.abs(wi).sum(axis=0).max()) + int(np.abs(bias.astype(np.int64)).max()) >= 2**31:
-        return None  # a sum could leave int32: the reference checks the REQUIRE
+    if not _sums_fit(izp, wi, bias, 0):
+        return None  # the reference checks the REQUIRE
     w16 = np.ascontiguousarray(wi.astype(np.int16))
     hp, wp = ih + pt + pb, iw + pl + pr
     parallel = n * oh * ow * c * kh * kw >= _PAR_MIN_MACS // 4
