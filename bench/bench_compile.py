@@ -8,8 +8,8 @@ LayerNormalization, Softmax attention without mask, GELU via Erf, no pooler.
 
 Method (after /work/shared/notes/perf-anchors.md): every measurement runs in a fresh subprocess pinned
 with ``taskset`` to T cores with ``OMP/MKL/OPENBLAS_NUM_THREADS=T``. onnxruntime: ``intra_op_num_threads
-= T``, ``inter_op_num_threads = 1``. nnkiln: one executor (the graphs are chains) whose BLAS calls use the
-T threads. "compile" = nnkiln.load (ONNX import) + nnkiln.compile with nnkiln's compiler modules already
+= T``, ``inter_op_num_threads = 1``. nnkiln: compiled once with the default thread count (no ``threads=``:
+one executor queue whose kernels, ours and BLAS's, use every core the running process may use, here T). "compile" = nnkiln.load (ONNX import) + nnkiln.compile with nnkiln's compiler modules already
 imported, resp. onnxruntime session creation (after ``import onnxruntime``, which loads its library); the
 time to import nnkiln's modules in the fresh process is shown separately ("+x s module imports").
 Latency = median of at least 10 timed runs and at least ``--min-seconds`` after 3 warm-up runs. Peak
@@ -335,7 +335,7 @@ def _child(mode: str, workdir: str, threads: int, min_seconds: float) -> dict:
 
         import_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        exe = nnkiln.compile(nnkiln.load(onnx_path), threads=1)
+        exe = nnkiln.compile(nnkiln.load(onnx_path))
         compile_s = time.perf_counter() - t0
         exe.save(blob_path)
         return {"compile_s": compile_s, "import_s": import_s, "compile_peak_mb": _peak_mb(),

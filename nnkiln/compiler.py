@@ -26,32 +26,29 @@ from nnkiln.backend.blob_format import Blob
 from nnkiln.runtime import Executable
 
 
-def pipeline_passes(pipeline: str, target: Any) -> list[Any]:
-    """The passes of pipeline ``pipeline`` for ``target`` (asks ``nnkiln.pipelines``)."""
-    import nnkiln.pipelines as pipelines
-
-    for fn_name in ("pipeline", "get_pipeline", "pipeline_passes", "build_pipeline", "passes_for"):
-        fn = getattr(pipelines, fn_name, None)
-        if callable(fn):
-            return list(fn(pipeline, target))
-    raise NnkilnError("nnkiln.pipelines defines no pipeline function (get_pipeline(name, target))")
-
-
 def compile_to_rt(module: Any, target: str = "cpu", pipeline: str = "default", threads: int | None = None, *,
-                  print_ir_after_all: bool = False, timing: bool = False, stream: TextIO | None = None) -> Any:
-    """Run the pipeline on a copy of ``module``; returns the rt-level module."""
+                  queues: int | None = None, print_ir_after_all: bool = False, timing: bool = False,
+                  stream: TextIO | None = None) -> Any:
+    """Run the pipeline on a copy of ``module``; returns the rt-level module. ``threads``: the cpu threads the
+    program uses (recorded as the module attribute ``nnkiln.threads``, then in the blob's metadata; default:
+    every core the runtime may use); ``queues``: executor instances to schedule on (``nnkiln.pipelines``)."""
+    from xdsl.dialects.builtin import IntegerAttr, i64
+
     from nnkiln.ir.passes import PassManager
     from nnkiln.ir.collector import fewer_collections
     from nnkiln.ir.verify import verify_module
+    from nnkiln.pipelines import pipeline as pipeline_passes
     from nnkiln.targets import get_target
 
     tgt = get_target(target, threads=threads)
     with fewer_collections():
         mod = module.clone()
         verify_module(mod)
-        passes = pipeline_passes(pipeline, tgt)
+        passes = pipeline_passes(pipeline, tgt, queues)
         PassManager(passes, print_ir_after_all=print_ir_after_all, timing=timing,
                     stream=stream or sys.stderr).run(mod)
+    if threads is not None:
+        mod.attributes["nnkiln.threads"] = IntegerAttr(threads, i64)
     return mod
 
 
@@ -76,7 +73,9 @@ def compile(module: Any, target: str = "cpu", pipeline: str = "default", threads
             **kwargs: Any) -> Executable:  # noqa: A001 - the public API name
     """Compile a tosa-level module (or a model path) for ``target`` and load it: an ``Executable``.
 
-    ``threads`` is the number of cpu executors (default: ``os.cpu_count()``). Raises ``VerifyError``
+    ``threads`` is the number of cpu threads the executable uses (default: every core it may run on, or
+    ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` when set); ``queues`` (keyword) the executor queues its tasks
+    are spread over (default 1: the kernels use the threads). Raises ``VerifyError``
     for invalid input IR, ``PassError`` for a compiler bug, ``NotExecutableError`` for an op without
     a runtime kernel.
     """
@@ -99,4 +98,4 @@ def compile(module: Any, target: str = "cpu", pipeline: str = "default", threads
     return exe
 
 
-__all__ = ["compile", "compile_to_blob", "compile_to_bytes", "compile_to_rt", "pipeline_passes"]
+__all__ = ["compile", "compile_to_blob", "compile_to_bytes", "compile_to_rt"]

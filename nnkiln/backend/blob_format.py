@@ -102,7 +102,8 @@ IO: ``u32 count, u32 reserved`` then records of 88 bytes::
 Inputs come first, in position order, then outputs.
 
 METADATA: a UTF-8 JSON object with at least ``arena_bytes``, ``arena_lower_bound_bytes`` (ints >= 0),
-``target``, ``pipeline`` (strings); optional ``compile_seconds`` (number), ``num_physical_barriers``.
+``target``, ``pipeline`` (strings); optional ``compile_seconds`` (number), ``num_physical_barriers``, ``threads``
+(an integer >= 1: the cpu threads the program was compiled to use; absent: every core the runtime may use).
 
 Validation (``decode``): magic, version, flags, sizes, the CRCs, section bounds and overlap, every
 record inside its section, strings inside STRINGS and valid UTF-8, dtype codes in the whitelist,
@@ -703,6 +704,9 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 
     for key in ("target", "pipeline"):
         if not isinstance(meta.get(key), str):
             raise _fail(f"METADATA {key} = {meta.get(key)!r} is not a string")
+    threads = meta.get("threads")
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 4096):
+        raise _fail(f"METADATA threads = {threads!r} is not an integer in 1..4096")
     arena = meta["arena_bytes"]
     if arena > max_arena_bytes:
         raise _fail(f"arena of {arena} bytes exceeds the limit of {max_arena_bytes} bytes")

@@ -20,7 +20,8 @@ Translation:
   update of barrier ``b`` starts a new use if ``b`` has none yet or its current use already has a
   consumer; a wait refers to the current use (a wait before any update of ``b`` is an error).
 - metadata: module attributes ``nnkiln.arena_bytes`` and ``nnkiln.arena_lower_bound_bytes`` (the
-  arena size defaults to the end of the last arena buffer), plus target, pipeline, compile time.
+  arena size defaults to the end of the last arena buffer), plus target, pipeline, compile time, and
+  ``threads`` from ``nnkiln.threads`` when the module has it (``compile(threads=N)`` sets it).
 """
 
 from __future__ import annotations
@@ -254,6 +255,9 @@ def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float)
     lower = _int_attr(module, "nnkiln.arena_lower_bound_bytes")
     meta = {"arena_bytes": max(arena or 0, arena_end), "arena_lower_bound_bytes": lower if lower is not None else 0,
             "target": target, "pipeline": pipeline, "compile_seconds": float(compile_seconds)}
+    threads = _int_attr(module, "nnkiln.threads")
+    if threads:
+        meta["threads"] = threads
     return w.b, meta
 
 

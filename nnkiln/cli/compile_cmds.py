@@ -1,12 +1,12 @@
 """Command-line commands of the lower levels: ``compile``, ``inspect`` and ``run`` of a ``.kiln`` blob.
 
-- ``nnkiln compile MODEL -o model.kiln [--target cpu] [--pipeline default] [--threads N]
+- ``nnkiln compile MODEL -o model.kiln [--target cpu] [--pipeline default] [--threads N] [--queues Q]
   [--print-ir-after-all] [--emit rt]``: MODEL is ``.mlir``/``.onnx``/... (``nnkiln.load``); writes the
   blob (or, with ``--emit rt``, the rt-level IR as text).
 - ``nnkiln inspect model.kiln [--json]``: validates the blob and prints every buffer (memory, offset,
   size, producing task, last consuming task), task (executor, kernel, inputs, outputs, waits,
   updates) and barrier; ``--json`` prints the same as JSON (``nnkiln.backend.inspect.describe``).
-- ``nnkiln run model.kiln --input name=file.npy ... [--output out.npz] [--print-values]``: runs a
+- ``nnkiln run model.kiln --input name=file.npy ... [--output out.npz] [--print-values] [--threads N]``: runs a
   blob with the runtime (no xDSL import).
 
 Each ``*_main(argv)`` returns the exit code; a deliberate error is one line on stderr with the exit
@@ -41,13 +41,26 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="output blob (.kiln), or '-' with --emit rt")
     p.add_argument("--target", default="cpu")
     p.add_argument("--pipeline", default="default")
-    p.add_argument("--threads", type=int, default=None, help="number of cpu executor queues (default: one queue whose "
-                   "kernels use every core)")
+    p.add_argument("--threads", type=positive_int, default=None, help="cpu threads the program uses (default: every "
+                   "core of the machine that runs it)")
+    p.add_argument("--queues", type=positive_int, default=None, help="executor queues to spread tasks over (inter-op "
+                   "parallelism; default 1: the kernels use the threads)")
     p.add_argument("--shape", action="append", default=[], help="bind input dims: name=1,3,224,224")
     p.add_argument("--print-ir-after-all", action="store_true")
     p.add_argument("--timing", action="store_true", help="print the time of each pass")
     p.add_argument("--emit", choices=("blob", "rt"), default="blob")
     return p
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
 
 def parse_shapes(specs: Sequence[str] | None) -> dict[str, list[int]]:
@@ -73,7 +86,7 @@ def _compile(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     module = nnkiln.load(args.model, parse_shapes(args.shape) or None)
-    rt = compile_to_rt(module, args.target, args.pipeline, args.threads,
+    rt = compile_to_rt(module, args.target, args.pipeline, args.threads, queues=args.queues,
                        print_ir_after_all=args.print_ir_after_all, timing=args.timing)
     if args.emit == "rt":
         from nnkiln.ir.text import print_module
@@ -173,6 +186,7 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--print-values", action="store_true")
     p.add_argument("--stats", action="store_true", help="print the executable's stats")
+    p.add_argument("--threads", type=positive_int, default=None, help="cpu threads (default: the blob's, or every core)")
     return p
 
 
@@ -180,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
     from nnkiln.runtime import load_blob
     from nnkiln.runtime.io import load_inputs, report_outputs
 
-    exe = load_blob(args.blob)
+    exe = load_blob(args.blob, threads=args.threads)
     inputs = load_inputs(args.input)
     if args.random_inputs:
         import numpy as np

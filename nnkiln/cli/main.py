@@ -124,6 +124,12 @@ def _parse_shapes(specs: Sequence[str] | None) -> dict[str, list[int]]:
     return parse_shapes(specs)
 
 
+def _positive_int(text: str) -> int:
+    from nnkiln.cli.compile_cmds import positive_int
+
+    return positive_int(text)
+
+
 def random_inputs(module, seed: int = 0) -> dict:  # noqa: ANN001
     """Deterministic random inputs for every argument of the entry function (for demos and smoke tests)."""
     import numpy as np
@@ -184,6 +190,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             argv.append(f"--output={args.output}")
         if args.print_values:
             argv.append("--print-values")
+        if args.threads is not None:
+            argv.append(f"--threads={args.threads}")
         return run_main(argv)
 
     from nnkiln.frontends import detect_format, load
@@ -206,7 +214,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from nnkiln.compiler import compile as compile_module
         from nnkiln.runtime.io import random_array
 
-        exe = compile_module(module, target="cpu", pipeline="default")
+        exe = compile_module(module, target="cpu", pipeline="default", threads=args.threads)
         if args.random_inputs:
             rng = np.random.default_rng(args.seed)
             inputs = {**{io.name: random_array(io.name, io.kind, io.shape, rng) for io in exe.blob.inputs}, **inputs}
@@ -300,12 +308,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="bind an input's symbolic shape")
     run.add_argument("-o", "--output", default=None, help="save outputs (.npz, or .npy for one output)")
     run.add_argument("--print-values", action="store_true")
+    run.add_argument("--threads", type=_positive_int, default=None, help="cpu threads (default: the blob's, or "
+                     "every core)")
     run.add_argument("--reference", action="store_true", help="run a model with the reference interpreter "
                      "(bit-exact TOSA semantics; slow) instead of compiling it")
     run.set_defaults(fn=cmd_run)
 
     comp = sub.add_parser("compile", help="compile a model to a blob: nnkiln compile MODEL -o model.kiln "
-                          "[--target cpu] [--pipeline default] [--threads N] [--print-ir-after-all]", add_help=False)
+                          "[--target cpu] [--pipeline default] [--threads N] [--queues Q] [--print-ir-after-all]", add_help=False)
     comp.add_argument("rest", nargs=argparse.REMAINDER)
     comp.set_defaults(fn=cmd_compile)
 

@@ -7,8 +7,12 @@ symbols cannot be found, nothing changes.
 
 ``kernel_threads()`` is the thread count our own native kernels (``kernels.conv``) may use for one
 call: 1 while a multi-executor run is in progress (``single_threaded_blas`` is active: the executors
-are the parallelism and the cores are taken), otherwise OpenBLAS's thread count (which follows
-``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``), never more than the CPUs this process may run on.
+are the parallelism and the cores are taken); inside ``thread_budget(n)`` (an executable's run, with the
+thread count it was compiled for) ``n``; otherwise ``default_threads()``: OpenBLAS's thread count (which
+follows ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``). Never more than the CPUs this process may run on.
+``thread_budget`` also sets OpenBLAS's count to ``n`` for its duration (about 0.3 us per switch). The
+budget and OpenBLAS's count are process-wide: executables run at the same time from several Python
+threads share the last one set.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from contextlib import contextmanager
 _lock = threading.Lock()
 _funcs: tuple[object, object] | None | bool = False
 _multi = 0  # multi-executor runs in progress (inside single_threaded_blas)
+_budget = 0  # the thread count of the executable running now (inside thread_budget), 0: none
 try:
     _CPUS = max(1, len(os.sched_getaffinity(0)))
 except (AttributeError, OSError):
@@ -64,6 +69,16 @@ def kernel_threads() -> int:
     """Threads a native kernel may use now (see the module docstring)."""
     if _multi:
         return 1
+    return _budget or default_threads()
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    return _CPUS
+
+
+def default_threads() -> int:
+    """The thread count outside any ``thread_budget``: OpenBLAS's, at most the usable CPUs."""
     funcs = _funcs if _funcs is not False else _controls()
     n = int(funcs[0]()) if funcs else _CPUS  # type: ignore[operator,index]
     return max(1, min(n, _CPUS))
@@ -89,3 +104,23 @@ def single_threaded_blas() -> Iterator[None]:
     finally:
         with _lock:
             _multi -= 1
+
+
+@contextmanager
+def thread_budget(n: int) -> Iterator[None]:
+    """Kernels started inside use ``n`` threads (at most the usable CPUs): ``kernel_threads()`` returns it and
+    OpenBLAS runs with it; both are restored on exit."""
+    global _budget
+    n = max(1, min(int(n), _CPUS))
+    funcs = _controls()
+    outer = _budget
+    before = int(funcs[0]()) if funcs else n  # type: ignore[index,operator]
+    if before != n:
+        funcs[1](n)  # type: ignore[index,operator]
+    _budget = n
+    try:
+        yield
+    finally:
+        _budget = outer
+        if before != n:
+            funcs[1](before)  # type: ignore[index,operator]

@@ -16,6 +16,11 @@ reuse is already ordered by the records' dependencies). The first failing task s
 and its exception is raised by ``run``. During a multi-executor run BLAS is limited to one
 thread per call (``nnkiln.runtime.blas``): the executors are the parallelism.
 
+Threads: a one-queue executable's kernels (ours and OpenBLAS's) use ``threads`` threads: the ``threads``
+given to ``load``, else the blob's metadata ``threads`` (``nnkiln.compile(threads=N)``), else
+``blas.kernel_threads()`` when loaded (a region program loaded by a running kernel: its budget); never more than the CPUs this process may use. Planning (row
+groups, GEMM plans) and every run happen inside ``blas.thread_budget(threads)``.
+
 ``run`` is serialised by a lock: one executable has one arena.
 """
 
@@ -35,7 +40,8 @@ from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
 from nnkiln.runtime.kernels.bound import chain_units
-from nnkiln.runtime.kernels.gemm import plan_for, planning
+from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
+from nnkiln.runtime.kernels.gemm import GemmPlan, plan_for, planning
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -84,7 +90,7 @@ def convert_input(name: str, value: Any, io: IODesc, target: np.dtype | None = N
 class Executable:
     """A compiled model: ``run(inputs) -> outputs`` by name; ``save``/``load`` the blob."""
 
-    def __init__(self, blob: Blob, raw: bytes | None = None):
+    def __init__(self, blob: Blob, raw: bytes | None = None, threads: int | None = None):
         self.blob = blob
         self._raw = raw
         meta = blob.metadata
@@ -110,6 +116,31 @@ class Executable:
         self._in_specs = [(io, np.dtype(BufferDesc(Memory.INPUT, io.kind, io.shape, 0, 0).dtype)) for io in blob.inputs]
         self._out_specs = [(io.shape, BufferDesc(Memory.OUTPUT, io.kind, io.shape, 0, 0).dtype) for io in blob.outputs]
         self._fns: list[TaskFn] = []
+        if threads is not None and threads < 1:
+            raise InputError(f"threads must be >= 1, got {threads}")
+        self.threads = min(threads or meta.get("threads") or kernel_threads(), usable_cpus())
+        with thread_budget(self.threads):
+            gemm_plan = self._plan(blob)
+        self._lock = threading.Lock()
+        self.stats: dict[str, Any] = {
+            "arena_bytes": blob.arena_bytes,
+            "arena_lower_bound_bytes": int(meta.get("arena_lower_bound_bytes", 0)),
+            "num_tasks": len(blob.tasks),
+            "num_barriers": len(blob.barriers),
+            "num_physical_barriers": len({b.physical_id for b in blob.barriers}),
+            "num_buffers": len(blob.buffers),
+            "num_executors": len(self._queues),
+            "threads": self.threads if len(self._queues) <= 1 else len(self._queues),
+            "num_units": sum(len(u) for u in self._units),
+            "native_gemm": gemm_plan.native,
+            "constants_bytes": len(blob.constants),
+            "compile_seconds": float(meta.get("compile_seconds", 0.0)),
+            "target": meta.get("target", ""),
+            "pipeline": meta.get("pipeline", ""),
+        }
+
+    def _plan(self, blob: Blob) -> GemmPlan:
+        """Build every task's kernel, the queues and their units; returns the GEMM plan."""
         gemm_plan = plan_for(blob.tasks, blob.buffers)
         with planning(gemm_plan):
             for i, t in enumerate(blob.tasks):
@@ -124,22 +155,7 @@ class Executable:
                 queues.setdefault((t.executor, t.executor_index), []).append(i)
             self._queues = list(queues.values())
             self._units = self._plan_units()
-        self._lock = threading.Lock()
-        self.stats: dict[str, Any] = {
-            "arena_bytes": blob.arena_bytes,
-            "arena_lower_bound_bytes": int(meta.get("arena_lower_bound_bytes", 0)),
-            "num_tasks": len(blob.tasks),
-            "num_barriers": len(blob.barriers),
-            "num_physical_barriers": len({b.physical_id for b in blob.barriers}),
-            "num_buffers": len(blob.buffers),
-            "num_executors": len(self._queues),
-            "num_units": sum(len(u) for u in self._units),
-            "native_gemm": gemm_plan.native,
-            "constants_bytes": len(blob.constants),
-            "compile_seconds": float(meta.get("compile_seconds", 0.0)),
-            "target": meta.get("target", ""),
-            "pipeline": meta.get("pipeline", ""),
-        }
+        return gemm_plan
 
     # -- files ------------------------------------------------------------------------------------
 
@@ -157,9 +173,10 @@ class Executable:
             raise InputError(f"{path}: cannot write: {err}") from None
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str] | bytes | bytearray | memoryview) -> Executable:
-        """Read and validate a blob (a path or the bytes themselves)."""
-        return load_blob(path)
+    def load(cls, path: str | os.PathLike[str] | bytes | bytearray | memoryview, threads: int | None = None
+             ) -> Executable:
+        """Read and validate a blob (a path or the bytes themselves); ``threads`` overrides the blob's."""
+        return load_blob(path, threads=threads)
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -244,8 +261,9 @@ class Executable:
         if len(self._queues) <= 1:
             i = 0
             try:
-                for fn, i, _, _ in (self._units[0] if self._units else ()):
-                    fn(views)
+                with thread_budget(self.threads):
+                    for fn, i, _, _ in (self._units[0] if self._units else ()):
+                        fn(views)
             except NnkilnError:
                 raise
             except Exception as err:
@@ -295,8 +313,9 @@ class Executable:
 
 
 def load_blob(source: str | os.PathLike[str] | bytes | bytearray | memoryview, *,
-              max_arena_bytes: int = 1 << 36) -> Executable:
-    """Validate a blob (bytes or a file path) and build its ``Executable``; ``BlobError`` if invalid."""
+              max_arena_bytes: int = 1 << 36, threads: int | None = None) -> Executable:
+    """Validate a blob (bytes or a file path) and build its ``Executable`` (``threads``: see the module
+    docstring); ``BlobError`` if invalid."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         raw = bytes(source)
     else:
@@ -307,7 +326,7 @@ def load_blob(source: str | os.PathLike[str] | bytes | bytearray | memoryview, *
             raise InputError(f"{source}: cannot read: {err}") from None
     start = time.perf_counter()
     blob = decode(raw, max_arena_bytes=max_arena_bytes)
-    exe = Executable(blob, raw)
+    exe = Executable(blob, raw, threads)
     exe.stats["load_seconds"] = time.perf_counter() - start
     return exe
 

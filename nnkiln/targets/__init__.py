@@ -9,10 +9,10 @@ load, so numpy views of planned buffers stay aligned), one executor kind ``cpu``
 ``threads`` instances (default ``os.cpu_count()``), 64 barriers, MATMUL weights packed in 16-column panels
 (the runtime's GEMM kernel reads them without a second copy).
 
-Decision (measured on the 2-core machine, 2 threads: ResNet-18 31.6 ms on one queue whose kernels use both
-cores vs 56.1 ms on two queues; BERT-tiny 4.1 vs 5.5 ms): without an explicit ``threads`` the cpu executor is
-marked ``threaded_kernels`` and the default pipeline schedules on one instance whose kernels use every core;
-``threads=N`` asks for N executor instances (inter-op parallelism, kernels then single-threaded).
+``threads`` is the number of cpu threads a compiled program uses. The executor is marked
+``threaded_kernels``: its instances can cooperate on one kernel, so the default pipeline schedules every
+task on one instance whose kernels use all ``threads`` threads (intra-op parallelism; the pipeline's
+``queues`` option spreads tasks over several instances instead, see ``nnkiln.pipelines``).
 """
 
 from __future__ import annotations
@@ -105,13 +105,13 @@ TARGET_NAMES = ("cpu",)
 
 
 def get_target(name: str = "cpu", threads: int | None = None) -> Target:
-    """The target called ``name`` (only ``"cpu"``); ``threads`` = number of cpu executors."""
+    """The target called ``name`` (only ``"cpu"``); ``threads`` = number of cpu executor instances (threads)."""
     if name != "cpu":
         raise NnkilnError(f"unknown target '{name}'; available: {', '.join(TARGET_NAMES)}")
     count = threads if threads is not None else (os.cpu_count() or 1)
     if count < 1:
         raise NnkilnError(f"threads must be >= 1, got {count}")
-    return Target("cpu", (HOST_MEMORY,), (Executor("cpu", ExecutorKind.COMPUTE, count, threads is None),),
+    return Target("cpu", (HOST_MEMORY,), (Executor("cpu", ExecutorKind.COMPUTE, count, True),),
                   num_barriers=64, gemm_weight_panels=16)
 
 
