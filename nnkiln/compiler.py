@@ -21,7 +21,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from nnkiln.errors import InputError, NnkilnError
+from nnkiln.errors import InputError
 from nnkiln.backend.blob_format import Blob
 from nnkiln.runtime import Executable
 
