@@ -633,6 +633,7 @@ static long conv_plan(conv_job *job, const conv_args *a, long rows, int panels, 
     long tiles = (rows + MR - 1) / MR;
     long pb = (256L * 1024) / (a->K * NR * (long)sizeof(float));  /* panels per column block */
     if (pb < 1) pb = 1;
+    if (NK_PAIR && (pb & 1)) pb++;  /* whole pairs of panels: the pair tiles are twice as fast per flop */
     if (pb > panels) pb = panels;
     long nblocks = (panels + pb - 1) / pb;
     if (nthreads < 1) nthreads = 1;
