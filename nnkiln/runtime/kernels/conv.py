@@ -5,9 +5,9 @@ Native kernels first (``nnkiln/runtime/native/conv.c``, compiled on first use by
 see that file's header for the algorithms): CONV2D as an implicit GEMM over the zero-padded NHWC input
 (no im2col; weights packed once at load time into 16-channel panels; 6x16 AVX2/FMA register tiles
 summed from the bias, 6x32 over two panels with AVX-512; long K cut into L1-sized blocks),
-DEPTHWISE_CONV2D row by row with the reference's float32 operations in its order (identical results;
-3x3 kernels with stride 1 or 2 load each input pixel once per kernel row), MAX/AVG_POOL2D likewise
-identical. Post-ops run in registers
+DEPTHWISE_CONV2D row by row with the reference's sums in its order, as fused multiply-adds (within 1e-5
+relative; 3x3 kernels with stride 1 or 2 load each input pixel once per kernel row), MAX/AVG_POOL2D with the
+reference's float32 operations (identical results). Post-ops run in registers
 before the store when every one has a C form (``NativeEpilogue``: CLAMP, ADD/SUB/MUL with a
 full-shape or per-channel operand); otherwise the C kernel adds the bias and the Python ``Epilogue``
 runs afterwards. Threads: ``blas.kernel_threads()`` (1 during multi-executor runs; the machine's

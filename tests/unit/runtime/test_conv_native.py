@@ -4,8 +4,9 @@ numpy fallback and the reference interpreter.
 Expected values: the reference interpreter's kernels (nnkiln.reference: the spec's pseudocode, §2.3.3
 CONV2D and §2.3.5 DEPTHWISE_CONV2D) followed by the post-ops one at a time, plus one hand-computed case.
 Tolerances: CONV2D (GEMM, another summation order) 1e-5 relative to the output's largest magnitude;
-DEPTHWISE_CONV2D identical (both paths do the reference's float32 operations in its order; the native
-kernel skips padded taps exactly like the reference).
+DEPTHWISE_CONV2D: the numpy path identical (the reference's float32 operations in its order), the native
+kernel within 1e-5 (the reference's sums in its order as fused multiply-adds; it skips padded taps exactly like
+the reference).
 Every case runs with the native kernels and with them disabled (``kernels.conv.native_lib`` -> None,
 as under NNKILN_NO_NATIVE=1).
 """
@@ -239,7 +240,7 @@ DW_CASES = [
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
 @pytest.mark.parametrize("case", DW_CASES)
-def test_depthwise_identical_to_reference(path: bool, case: tuple) -> None:
+def test_depthwise_matches_reference(path: bool, case: tuple) -> None:
     n, ih, iw, c, m, kh, kw, pad, stride, dil = case
     oh, ow = _out_hw(ih, iw, kh, kw, pad, stride, dil)
     x, w, b = _f(n, ih, iw, c), _f(kh, kw, c, m), _f(c * m)
@@ -248,12 +249,20 @@ def test_depthwise_identical_to_reference(path: bool, case: tuple) -> None:
     e = _ref("tosa.depthwise_conv2d", [x, w, b], attrs, shape)
     fn = _kernel(True, attrs, x, w, b, shape)
     assert ("_native_depthwise" in getattr(fn, "run", fn).__qualname__) == path
-    np.testing.assert_array_equal(_call(fn, x, w, b, shape), e)
+    _dw_check(path, _call(fn, x, w, b, shape), e)
     extra = [_f(*shape)]
     for posts in ([RELU6], [{"kernel": "tosa.add", "attrs": {}, "operand": 3}, RELU6], [{"kernel": "tosa.tanh", "attrs": {}}]):
         ex = extra if any(p.get("operand") is not None for p in posts) else []
         e2 = _ref_posts(e, posts, ex)
-        np.testing.assert_array_equal(_call(_kernel(True, attrs, x, w, b, shape, posts, ex), x, w, b, shape, ex), e2)
+        _dw_check(path, _call(_kernel(True, attrs, x, w, b, shape, posts, ex), x, w, b, shape, ex), e2)
+
+
+def _dw_check(native: bool, got: np.ndarray, expected: np.ndarray) -> None:
+    """Identical for the numpy path; within 1e-5 of the largest magnitude (NaN where NaN) for the native one."""
+    if native:
+        _close(got, expected)
+    else:
+        np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
@@ -266,7 +275,7 @@ def test_depthwise_bias_of_one_element_and_non_finite(path: bool) -> None:
     shape = (n, ih, iw, c)
     e = _ref_posts(_ref("tosa.depthwise_conv2d", [x, w, b], attrs, shape), [RELU6], [])
     got = _call(_kernel(True, attrs, x, w, b, shape, [RELU6]), x, w, b, shape)
-    np.testing.assert_array_equal(got, e)          # NaN positions equal too
+    _dw_check(path, got, e)          # NaN positions equal too
     assert np.isnan(got[0, 3:6, 3:6, 3]).all() and not np.isnan(got[0, :, :, 2]).any()
 
 
