@@ -3,9 +3,10 @@ program of its own (a nested blob), called by one runtime task.
 
 Used by ``tosa-to-buf``. A region (isolated from above, as TOSA's graphs are: everything it reads is a block
 argument or defined inside) is outlined into a tosa-level module ``@main(block args...)`` returning what its
-``tosa.yield`` yields. The module is compiled by the same pipeline for the ``cpu`` target with one executor
-(``nnkiln.compile`` recursion: nested control flow becomes nested programs), and the blob bytes are a
-constant operand of the task.
+``tosa.yield`` yields. The module is compiled by the same pipeline for the ``cpu`` target on one executor queue
+(``nnkiln.compile`` recursion: nested control flow becomes nested programs) with no thread count of its own (the
+runtime gives it the thread count of the program that loads it), and the blob bytes are a constant operand of
+the task.
 
 Task operands (``ins``), in order:
 
@@ -47,10 +48,10 @@ def region_module(region: Region) -> ModuleOp:
 
 
 def program_bytes(module: ModuleOp, pipeline: str) -> np.ndarray:
-    """``module`` compiled for the cpu target with one executor, as an int8 array (the blob bytes)."""
+    """``module`` compiled for the cpu target on one queue, as an int8 array (the blob bytes)."""
     from nnkiln.compiler import compile_to_blob
 
-    _, raw = compile_to_blob(module, "cpu", pipeline, threads=1)
+    _, raw = compile_to_blob(module, "cpu", pipeline, queues=1)
     return np.frombuffer(raw, np.int8)
 
 

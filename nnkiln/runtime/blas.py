@@ -109,8 +109,11 @@ def single_threaded_blas() -> Iterator[None]:
 @contextmanager
 def thread_budget(n: int) -> Iterator[None]:
     """Kernels started inside use ``n`` threads (at most the usable CPUs): ``kernel_threads()`` returns it and
-    OpenBLAS runs with it; both are restored on exit."""
+    OpenBLAS runs with it; both are restored on exit. Inside ``single_threaded_blas`` nothing changes."""
     global _budget
+    if _multi:  # inside a multi-executor run (a region program's run): one thread, as every kernel there
+        yield
+        return
     n = max(1, min(int(n), _CPUS))
     funcs = _controls()
     outer = _budget

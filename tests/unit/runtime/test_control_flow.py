@@ -94,6 +94,17 @@ def test_while_loop(n: int) -> None:
     assert len(loops) == 1 and len(loops[0]["programs"]) == 2 and check(d) == []
 
 
+def test_region_programs_take_the_thread_count_of_their_program() -> None:
+    exe = nnkiln.compile(parse_module(WHILE), threads=1)
+    blob = decode(exe.to_bytes())
+    assert blob.metadata["threads"] == 1
+    task = next(t for t in blob.tasks if t.kernel == "tosa.while_loop")
+    for k in (0, 1):
+        b = blob.buffers[task.ins[k]]
+        nested = decode(bytes(blob.constants[b.offset:b.offset + b.size]))
+        assert "threads" not in nested.metadata and len({t.executor_index for t in nested.tasks}) <= 1
+
+
 def test_a_tampered_region_program_is_refused_at_load() -> None:
     exe = nnkiln.compile(parse_module(WHILE))
     blob = decode(exe.to_bytes())

@@ -75,6 +75,12 @@ def test_thread_budget_sets_and_restores() -> None:
             assert blas.kernel_threads() == blas.usable_cpus()
         assert blas.kernel_threads() == 1
     assert blas.kernel_threads() == outside
+    with blas.single_threaded_blas():  # a region program's run inside a multi-executor run changes nothing
+        with blas.thread_budget(2):
+            assert blas.kernel_threads() == 1
+            funcs = blas.find_blas_thread_controls()
+            if funcs:
+                assert funcs[0]() == 1
 
 
 def test_blob_rejects_bad_thread_counts() -> None:
