@@ -27,7 +27,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind
-from nnkiln.frontends.common.arith import kind_of_value, shape_of
+from nnkiln.frontends.common.arith import etype, kind_of_value, shape_of
 from nnkiln.frontends.common.quant import QuantError, add_common_scale, bias_i32
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import LOWERINGS, fusion
@@ -310,10 +310,13 @@ def _fuse_movement(ctx: NodeContext, t: Target) -> TensorValue | None:
 
 
 def _fuse_avgpool(ctx: NodeContext, t: Target) -> TensorValue | None:
-    """AVG_POOL2D on the raw int8 values (zero points 0; the divisor excludes padding, so the mean of
-    ``x`` is the mean of ``x - zp`` plus ``zp``), then requantize."""
+    """GlobalAveragePool: the int32 sum of ``x - zp`` over the spatial axes, then one RESCALE by
+    ``s_x / (count · s_y)``: a single rounding, as the float QDQ graph's mean then quantize (an int8 mean first
+    would round to the input's scale, off by up to half an input step: 4 output steps for a mean whose scale is
+    8x finer; found on a torch model quantized with ``quantize_static``). AveragePool: AVG_POOL2D on the raw int8
+    values (zero points 0; the divisor excludes padding, so the mean of ``x`` is the mean of ``x - zp`` plus
+    ``zp``), then requantize (two roundings; per-position divisors make a single one costlier)."""
     from nnkiln.dialects.tosa.ops_tensor import AvgPool2dOp
-    from nnkiln.frontends.onnx.lowerings.nn_conv import to_channels_first, to_channels_last
 
     x = act(ctx, ctx.inputs[0])
     if x is None:
@@ -323,11 +326,7 @@ def _fuse_avgpool(ctx: NodeContext, t: Target) -> TensorValue | None:
     if len(shape) not in (3, 4):
         return None
     if ctx.op_type == "GlobalAveragePool":
-        xl = to_channels_last(ctx, xq)
-        _, h, w, _ = shape_of(xl)
-        y = emit(ctx, AvgPool2dOp, [xl], I8, kernel=[h, w], stride=[1, 1], pad=[0, 0, 0, 0], input_zp=0,
-                 output_zp=0)
-        y = to_channels_first(ctx, y, len(shape) - 2)
+        return _global_mean(ctx, xq, xz, xs, t)
     else:
         if ctx.attr("count_include_pad", 0) and any(ctx.attr("pads") or []):
             return None
@@ -337,6 +336,24 @@ def _fuse_avgpool(ctx: NodeContext, t: Target) -> TensorValue | None:
             return None
         y = _pool_common(_with_input(ctx, xq), AvgPool2dOp)
     return as_target(ctx, requant_signed(ctx, y, xz, xs / t.scale, t), t)
+
+
+def _global_mean(ctx: NodeContext, xq: SSAValue, xz: int, xs: float, t: Target) -> TensorValue | None:
+    """The quantized GlobalAveragePool of int8 ``xq`` [N, C, *spatial] (see ``_fuse_avgpool``)."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import SubOp
+    from nnkiln.dialects.tosa.ops_reduction import ReduceSumOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+    shape = shape_of(xq)
+    count = int(np.prod(shape[2:]))
+    if count >= 1 << 23:  # |sum| < 2^31 for int8 codes
+        return None
+    y = emit(ctx, CastOp, [xq], I32)
+    for axis in range(2, len(shape)):
+        y = ctx.g.value(ReduceSumOp, [y], etype(y), axis=axis)
+    if xz:
+        y = emit(ctx, SubOp, [y, const(ctx, np.full((1,) * len(shape), count * xz), I32)], I32)
+    return as_target(ctx, requant_signed(ctx, y, 0, xs / (count * t.scale), t), t)
 
 
 def _fuse_concat(ctx: NodeContext, t: Target) -> TensorValue | None:
