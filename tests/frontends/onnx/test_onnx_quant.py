@@ -452,6 +452,29 @@ def test_qdq_global_average_pool_with_a_finer_output_scale_is_one_rounding(dt):
     assert np.count_nonzero(np.abs(ours - ref) > 1e-6) <= ours.size // 8  # one rounding: rare ties only
 
 
+@pytest.mark.parametrize("pad_value", [None, 7])
+def test_uint8_resize_nearest_and_pad_match_onnxruntime(pad_value):
+    """QOperator models move uint8 tensors through Resize (nearest) and Pad (constant, reflect) directly."""
+    pads = nh.from_array(np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64), "pads")
+    inits = [nh.from_array(np.array(0.02, np.float32), "s"), nh.from_array(np.array(118, np.uint8), "z"),
+             nh.from_array(np.array([1, 1, 2, 1.5], np.float32), "scales"), pads]
+    pad_in = ["r", "pads"]
+    if pad_value is not None:
+        inits.append(nh.from_array(np.array(pad_value, np.uint8), "cv"))
+        pad_in.append("cv")
+    nodes = [oh.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             oh.make_node("Resize", ["q", "", "scales"], ["r"], mode="nearest"),
+             oh.make_node("Pad", pad_in, ["p"], mode="constant"),
+             oh.make_node("Pad", ["p", "pads"], ["p2"], mode="reflect"),
+             oh.make_node("DequantizeLinear", ["p2", "s", "z"], ["y"])]
+    m = _model(nodes, [oh.make_tensor_value_info("x", TP.FLOAT, [1, 3, 4, 6])],
+               [oh.make_tensor_value_info("y", TP.FLOAT, None)], inits)
+    x = np.random.default_rng(2).standard_normal((1, 3, 4, 6)).astype(np.float32)
+    (ours,), _ = _ours(m, {"x": x})
+    (ref,) = _ort(m, {"x": x})
+    np.testing.assert_array_equal(ours, ref)
+
+
 def test_conv_relu_without_qdq_between_is_fused():
     """DQ → Conv → Relu → Q (no QDQ pair between Conv and Relu): the ReLU becomes a clamp of the integer conv."""
     rng = np.random.default_rng(11)

@@ -372,12 +372,15 @@ def _fuse_concat(ctx: NodeContext, t: Target) -> TensorValue | None:
 
 _U8_MOVEMENT = ("MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Concat",
                 "GlobalMaxPool", "Identity", "Gather", "Split", "Pad", "Expand", "Tile", "DepthToSpace",
-                "SpaceToDepth")
+                "SpaceToDepth", "Resize")
 
 
 def _u8_via_i8(ctx: NodeContext) -> Sequence[Any] | None:
-    """uint8 tensors through value-moving ops (QOperator models): shift to int8, run, shift back."""
-    if ctx.op_type == "Pad" or not ctx.inputs or ctx.inputs[0] is None:
+    """uint8 tensors through value-moving ops (QOperator models): shift to int8, run, shift back (Resize: mode
+    nearest only, other modes compute new values; Pad: its constant value shifted too)."""
+    if not ctx.inputs or ctx.inputs[0] is None or (ctx.op_type == "Pad" and ctx.opset < 11):
+        return None
+    if ctx.op_type == "Resize" and ctx.attr("mode", "nearest") != "nearest":
         return None
     idxs = [0] if ctx.op_type != "Concat" else list(range(len(ctx.inputs)))
     tvs = [ctx.inputs[i] for i in idxs]
@@ -392,6 +395,13 @@ def _u8_via_i8(ctx: NodeContext) -> Sequence[Any] | None:
             inputs[i] = TensorValue.constant((np.asarray(tv.const).astype(np.int16) - 128).astype(np.int8))  # type: ignore[union-attr]
         else:
             inputs[i] = TensorValue.of(rescale(ctx, ctx.importer.materialize(tv), I8, input_zp=128))  # type: ignore[arg-type]
+    if ctx.op_type == "Pad":  # the constant value moves with the data (absent: 0)
+        cv = inputs[2] if len(inputs) > 2 else None
+        if cv is not None and not cv.is_const:
+            return None
+        value = int(np.asarray(cv.const).reshape(-1)[0]) if cv is not None and np.asarray(cv.const).size else 0
+        inputs += [None] * (3 - len(inputs))
+        inputs[2] = TensorValue.constant(np.array([value - 128], np.int8))
     res = LOWERINGS[ctx.op_type](dataclasses.replace(ctx, inputs=inputs, used_attrs=set()))
     out = []
     for r in res:
