@@ -26,7 +26,7 @@ from nnkiln.reference.tensor_ops import attr, op_name_of
 _F32 = np.float32
 
 
-def _axis(
+def sample_axis(
     out_size: int, in_size: int, stride: int | float, offset: int | float, shift: int, is_float: bool, op: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(i0, i1, d) per output index of one axis: d is an int64 fraction (integer modes) or fp32."""
@@ -65,8 +65,8 @@ def resize(
     oh, ow = (int(v) for v in output_size)
     is_float = not np.issubdtype(x.dtype, np.integer)
     dt = np.dtype(out_dtype) if out_dtype is not None else x.dtype
-    iy0, iy1, dy = _axis(oh, ih, stride[0], offset[0], shift, is_float, op)
-    ix0, ix1, dx = _axis(ow, iw, stride[1], offset[1], shift, is_float, op)
+    iy0, iy1, dy = sample_axis(oh, ih, stride[0], offset[0], shift, is_float, op)
+    ix0, ix1, dx = sample_axis(ow, iw, stride[1], offset[1], shift, is_float, op)
     mode = mode.upper()
     if mode == "NEAREST":
         half = _F32(0.5) if is_float else (1 << shift) // 2

@@ -20,6 +20,7 @@ Numerics against ``nnkiln.reference`` (float32 everywhere, like the reference):
   takes the native GEMM, reading them in place (unpacked once for BLAS only without the native library).
 - int32 / bool ADD, SUB, MUL, MAXIMUM, MINIMUM, comparisons and SELECT: ``kernels.integer`` (the reference's
   results exactly; the reference kernel where an int32 result would overflow).
+- RESIZE: ``kernels.image`` (sample positions computed once; identical results);
 - TRANSPOSE (float32): one strided ``np.copyto``; GATHER (float32 values, int32 indices):
   ``np.take`` per batch (both copies: identical to the reference).
 """
@@ -36,7 +37,7 @@ import numpy as np
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
-from nnkiln.runtime.kernels import conv, integer, quantized
+from nnkiln.runtime.kernels import conv, image, integer, quantized
 from nnkiln.runtime.kernels.bound import Bound, NativeFn, adapt, address, slots
 from nnkiln.runtime.kernels.gemm import current_plan, gemm
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
@@ -243,6 +244,8 @@ def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     or ``None``: ``fn(ins, outs, extras)``."""
     if name == "tosa.gather" and epi is None:
         return _gather(ib, ob)
+    if name == "tosa.resize" and epi is None:  # positions computed once: any element type (NEAREST)
+        return image.resize(attrs, ib, ob)
     if name == "tosa.transpose" and epi is None:  # a copy: any element type
         t = _transpose(attrs, ib, ob)
         return _with_epilogue(t, ob, None) if t is not None else None

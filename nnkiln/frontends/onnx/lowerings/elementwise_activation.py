@@ -58,16 +58,27 @@ def Relu(ctx: NodeContext) -> Result:
 
 @lowering("LeakyRelu")
 def LeakyRelu(ctx: NodeContext) -> Result:
-    """LeakyRelu: ``SELECT(x >= 0, x, x * alpha)``."""
+    """LeakyRelu: ``MAXIMUM(x, x * alpha)`` for 0 < alpha <= 1, ``MINIMUM(x, x * alpha)`` for alpha > 1 (the
+    same values, infinities and NaN included: x * alpha keeps x's sign and never makes a NaN there; two ops that
+    the runtime fuses), else ``SELECT(x >= 0, x, x * alpha)``."""
     alpha = float(ctx.attr("alpha", 0.01))
     return lower_unary(ctx, lambda x: np.where(x >= 0, x, x * np.asarray(alpha, x.dtype)),
-                  lambda x, k: select(ctx, cmp(ctx, GreaterEqualOp, x, splat(ctx, 0.0, x)), x,
-                                       mul(ctx, x, splat(ctx, alpha, x))))
+                       lambda x, k: _leaky(ctx, x, splat(ctx, alpha, x), alpha, alpha))
+
+
+def _leaky(ctx: NodeContext, x: SSAValue, slope: SSAValue, lo: float, hi: float) -> SSAValue:
+    """``x >= 0 ? x : x * slope`` for slopes in [lo, hi] (see LeakyRelu)."""
+    if 0.0 < lo and hi <= 1.0:
+        return binop(ctx, MaximumOp, x, mul(ctx, x, slope))
+    if lo > 1.0 and math.isfinite(hi):
+        return binop(ctx, MinimumOp, x, mul(ctx, x, slope))
+    return select(ctx, cmp(ctx, GreaterEqualOp, x, splat(ctx, 0.0, x)), x, mul(ctx, x, slope))
 
 
 @lowering("PRelu")
 def PRelu(ctx: NodeContext) -> Result:
-    """PRelu: ``SELECT(x < 0, x * slope, x)`` (slope broadcast to x)."""
+    """PRelu: ``SELECT(x < 0, x * slope, x)`` (slope broadcast to x); float with constant slopes all in (0, 1] or
+    all above 1 (finite): MAXIMUM / MINIMUM of x and x * slope, as LeakyRelu."""
     if all_const(ctx):
         x, s = consts(ctx)[:2]
         return [np.where(x < 0, x * s, x).astype(x.dtype)]
@@ -76,6 +87,10 @@ def PRelu(ctx: NodeContext) -> Result:
     if not (kind.is_float or kind is Kind.I32):
         raise ctx.error(f"{kind.value} inputs are not supported")
     x, s = operands(ctx, tvs, kind)
+    if kind.is_float and tvs[1].is_const:
+        slopes = np.asarray(tvs[1].const, np.float64)
+        if slopes.size and np.isfinite(slopes).all() and ((slopes > 0) & (slopes <= 1)).all() or (slopes > 1).all():
+            return [_leaky(ctx, x, s, float(slopes.min()), float(slopes.max()))]
     zero = splat(ctx, 0, x)
     return [select(ctx, cmp(ctx, GreaterOp, zero, x), mul(ctx, x, s), x)]
 
