@@ -96,10 +96,11 @@ dequantize (CAST/SUB/CAST/MUL), CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED / MA
 constant operand included), int8→int8 RESCALE, CLAMP, CONCAT at one quantization, and int8 data movement
 (TRANSPOSE / RESHAPE / IDENTITY / SLICE / TILE / REVERSE), grouped int8 convolutions (``writer_quant_conv``), and
 int8 / uint8 graph inputs and outputs, written as float tensors of real values ``(q − zp)·s`` with their entries
-(``writer_quant_io``: the written graph takes and returns real values, as our reader's interface). Scales are solved from the RESCALE multipliers and the
-dequantize constants so that our reader recomputes every multiplier, shift, zero point, bias and clamp bound
-exactly; each is checked while writing, and afterwards the folder is re-imported and run on random inputs
-against the original — any difference is a ``FrontendError``, never a silently different model.
+(``writer_quant_io``: the written graph takes and returns real values, as our reader's interface). Scales are
+solved from the RESCALE multipliers and the dequantize constants (``writer_quant_scales``) so that our reader
+recomputes every multiplier, shift, zero point, bias and clamp bound exactly; each is checked while writing, and
+afterwards the folder is re-imported and run on random inputs against the original — any difference is a
+``FrontendError``, never a silently different model.
 """
 
 from __future__ import annotations

@@ -19,9 +19,10 @@ tosa module only fixes *ratios* of scales (RESCALE multipliers) and the scales o
   reader's ``add_common_scale`` must give the same three multipliers; a constant operand gets the scale its
   RESCALE implies and is written as ``copy(variable)`` with an entry, a run-time tensor for the reader),
   CONCAT needs one quantization;
-* the free scales are solved once (``_solve_scales``): scales linked by data movement (ratio 1), int8→int8
-  RESCALEs (``1/t``) and common-scale ADDs are propagated from the dequantized values, so tensors that meet
-  again (e.g. the inputs of a CONCAT) get identical ranges;
+* the free scales are solved once (``writer_quant_scales.solve_scales``, next to the ``QP`` records and the
+  multiplier search): scales linked by data movement (ratio 1), int8→int8 RESCALEs (``1/t``) and common-scale
+  ADDs are propagated from the dequantized values, so tensors that meet again (e.g. the inputs of a CONCAT)
+  get identical ranges;
 * unit-scale RESCALEs int8 → uint8 → int8 / int16 (ONNX QOperator's uint8 round trips) are exact offsets of the
   int8 codes and are not written; an int8 *constant* that is dequantized is written as its f32 values.
 
@@ -54,7 +55,6 @@ a last guard.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -70,46 +70,12 @@ from nnkiln.frontends.nnef.writer_quant_io import boundary_args
 from nnkiln.frontends.nnef.writer_quant_io import graph_input as io_graph_input
 from nnkiln.frontends.nnef.writer_quant_io import graph_output as io_graph_output
 from nnkiln.frontends.nnef.writer_quant_io import verify as io_verify
-from nnkiln.frontends.nnef.writer_quant_softmax import input_scale as softmax_input_scale
+from nnkiln.frontends.nnef.writer_quant_scales import MOVES, NUDGES, QP, m_s, make_qp, nudge, solve_scales
+from nnkiln.frontends.nnef.writer_quant_scales import out_qp as scales_out_qp
+from nnkiln.frontends.nnef.writer_quant_scales import solve_out as scales_solve_out
 from nnkiln.frontends.nnef.writer_quant_softmax import softmax_body, write_softmax
-from nnkiln.ir.errors import FrontendError
 
 _F32 = np.float32
-
-
-@dataclasses.dataclass
-class QP:
-    """One int8 tensor's quantization as the reader sees it: ``scale`` is derived from ``lo``/``hi``."""
-
-    lo: float
-    hi: float
-    scale: float
-    zp: int
-
-    def entry(self) -> str:
-        return f"linear_quantize(min = {lit(self.lo)}, max = {lit(self.hi)}, bits = 8)"
-
-
-def make_qp(s: float, zp: int) -> QP:
-    lo, hi = (-128 - zp) * s, (127 - zp) * s
-    p = cq.qparams_from_range(np.array([lo]), np.array([hi]), 8)
-    if p is None or int(p[1][0]) != zp:
-        raise FrontendError(f"internal: scale {s} with zero point {zp} does not survive linear_quantize's range")
-    return QP(lo, hi, float(p[0][0]), zp)
-
-
-def _m_s(scale: float) -> tuple[int, int]:
-    """(multiplier, shift) exactly as the reader's ``common.quant.rescale`` computes them."""
-    return (1 << 30, 30) if scale == 1.0 else cq.compute_scale_32(scale)
-
-
-def _nudge(s: float, k: int) -> float:
-    for _ in range(abs(k)):
-        s = math.nextafter(s, math.inf if k > 0 else -math.inf)
-    return s
-
-
-_NUDGES = (0, 1, -1, 2, -2, 3, -3, 5, -5, 8, -8, 16, -16, 64, -64, 256, -256)
 
 
 def _rescaled_i8_operands(op: Operation, to_i32: bool) -> list[Operation] | None:
@@ -163,10 +129,6 @@ def _rescale_params(op: Operation) -> tuple[int, int, list[int], list[int], bool
 
 _RANGE = {Kind.I8: (-128, 127), Kind.U8: (0, 255), Kind.I16: (-32768, 32767)}
 
-_MOVES = ("tosa.transpose", "tosa.reshape", "tosa.identity", "tosa.slice", "tosa.tile", "tosa.reverse",
-          "tosa.max_pool2d", "tosa.clamp", "tosa.concat")
-
-
 class QuantWriter:
     def __init__(self, w: Writer, func: FuncOp) -> None:
         self.w = w
@@ -178,14 +140,14 @@ class QuantWriter:
         self.forced: dict[SSAValue, tuple[float, int]] = {}  # int8 value -> (f32 scale, zp) of a dequantization
         self.views: dict[SSAValue, tuple[SSAValue, int]] = {}  # value == int8 source + offset, exactly
         self.view_ops: set[Operation] = set()
-        self.target: dict[SSAValue, float] = {}  # int8 value -> intended scale (see _solve_scales)
+        self.target: dict[SSAValue, float] = {}  # int8 value -> intended scale (see writer_quant_scales.solve_scales)
         # int8 / uint8 graph inputs -> offset of their codes from int8 codes (writer_quant_io)
         self.arg_off: dict[SSAValue, int] = boundary_args(list(func.body.blocks[0].args))
         self.boundary_in: dict[SSAValue, tuple[float, int]] = {}  # graph input -> (scale, zero point) written
         self.boundary_out: dict[str, tuple[float, int]] = {}  # integer graph output (NNEF name) -> (scale, zp)
         w.extra_kinds = (Kind.I8,)
         self._find_groups()
-        self._solve_scales()
+        solve_scales(self)
 
     # -- pattern discovery ----------------------------------------------------------------------------
     def source(self, v: SSAValue) -> tuple[SSAValue, int]:
@@ -234,89 +196,10 @@ class QuantWriter:
                 src, off = self.views[op.results[0]]
                 if off == 0 and src not in self.forced:
                     self.forced[src] = self.forced[op.results[0]]
-            if op.name in _MOVES and op.results and op.results[0] in self.forced and kind(op.results[0]) is Kind.I8:
+            if op.name in MOVES and op.results and op.results[0] in self.forced and kind(op.results[0]) is Kind.I8:
                 for v in op.operands:
                     if kind(v) is Kind.I8 and const_of(v) is None and v not in self.forced:
                         self.forced[v] = self.forced[op.results[0]]
-
-    def _solve_scales(self) -> None:
-        """Scales of the int8 values: RESCALE-free links (data movement: ratio 1; int8→int8 RESCALE: 1/t;
-        common-scale ADD: t_b/t_a between the operands and ``2·max(s_a, s_b)/2^20/t`` to the output) are
-        propagated from the dequantized (forced) values, then from the first value of each other component."""
-        edges: dict[SSAValue, list[tuple[SSAValue, float]]] = {}
-
-        def link(a: SSAValue, b: SSAValue, r: float) -> None:  # s_b = s_a · r
-            edges.setdefault(a, []).append((b, r))
-            edges.setdefault(b, []).append((a, 1.0 / r))
-
-        def tval(o: Operation) -> float:
-            p = dict(o.properties.items())
-            return ints(p["multiplier"])[0] * 2.0 ** -ints(p["shift"])[0]
-
-        block = self.func.body.blocks[0]
-        order: list[SSAValue] = list(self.arg_off)
-        derived: dict[SSAValue, tuple[SSAValue, SSAValue, float]] = {}  # B of A·B: (A, C, s_A·s_B / s_C)
-        for op in block.ops:
-            if op in self.groups and self.groups[op][0] == "acc":  # keyed by its last op
-                gops = self.groups[op][1]
-                if gops[0].name == "tosa.matmul" and const_of(gops[0].operands[1]) is None:
-                    rq = next(o for o in gops if o.name == "tosa.rescale")
-                    derived[gops[0].operands[1]] = (gops[0].operands[0], gops[-1].results[0], tval(rq))
-            if op in self.groups and self.groups[op][0] == "mul":
-                gops = self.groups[op][1]
-                wide = [o for o in gops if o.name == "tosa.rescale" and kind(o.results[0]) is Kind.I32]
-                rq = next(o for o in gops if o.name == "tosa.rescale" and kind(o.results[0]) is Kind.I8)
-                derived[wide[1].operands[0]] = (wide[0].operands[0], gops[-1].results[0], tval(rq))
-            for r in op.results:
-                if hasattr(r.type, "element_type") and kind(r) is Kind.I8 and const_of(r) is None:
-                    order.append(r)
-            if op in self.view_ops:
-                src, off = self.views[op.results[0]]
-                if off == 0 and kind(op.results[0]) is Kind.I8:
-                    link(src, op.results[0], 1.0)
-            elif op in self.groups and self.groups[op][0] == "add":
-                ops = self.groups[op][1]
-                add = next(o for o in ops if o.name == "tosa.add")
-                srcs = []
-                for v in add.operands:
-                    o = v.owner
-                    while o.name == "tosa.reshape":  # type: ignore[union-attr]
-                        o = o.operands[0].owner  # type: ignore[union-attr]
-                    srcs.append(o)
-                ta, tb = tval(srcs[0]), tval(srcs[1])  # type: ignore[arg-type]
-                rq = next(o for o in ops if o.name == "tosa.rescale" and kind(o.results[0]) is Kind.I8)
-                a, b = srcs[0].operands[0], srcs[1].operands[0]  # type: ignore[union-attr]
-                r_out = 2.0 * max(1.0, tb / ta) / (1 << cq.ADD_SHIFT) / tval(rq)  # s_out / s_a
-                if const_of(a) is None and const_of(b) is None:
-                    link(a, b, tb / ta)
-                if const_of(a) is None:
-                    link(a, ops[-1].results[0], r_out)
-                elif const_of(b) is None:
-                    link(b, ops[-1].results[0], r_out * ta / tb)
-            elif op in self.members:
-                continue
-            elif op.name in _MOVES and op.results and kind(op.results[0]) is Kind.I8:
-                for v in op.operands:
-                    if kind(v) is Kind.I8 and const_of(v) is None:
-                        link(v, op.results[0], 1.0)
-            elif op.name == "tosa.rescale" and kind(op.operands[0]) is Kind.I8 and kind(op.results[0]) is Kind.I8:
-                link(op.operands[0], op.results[0], 1.0 / tval(op))
-        fixed = [softmax_input_scale(ops) for k, ops in self.groups.values() if k == "softmax"]
-        seeds = [(v, s) for v, (s, _) in self.forced.items()] + [f for f in fixed if f] + [(v, 0.05) for v in order]
-        for v0, s0 in seeds:
-            if v0 in self.target:
-                continue
-            a_c_t = derived.get(v0)
-            if a_c_t is not None and a_c_t[0] in self.target and a_c_t[1] in self.target:
-                s0 = self.target[a_c_t[1]] * a_c_t[2] / self.target[a_c_t[0]]  # s_B = s_C·t / s_A
-            self.target[v0] = s0
-            todo = [v0]
-            while todo:
-                v = todo.pop()
-                for u, r in edges.get(v, []):
-                    if u not in self.target:
-                        self.target[u] = self.target[v] * r
-                        todo.append(u)
 
     def _view(self, op: Operation) -> None:
         """A unit-scale RESCALE between int8 / uint8 / int16 (``(x − in_zp) + out_zp``, e.g. the uint8 round
@@ -440,19 +323,8 @@ class QuantWriter:
 
     # -- scales ---------------------------------------------------------------------------------------
     def out_qp(self, v: SSAValue, free: float, zp: int) -> QP:
-        """The quantization of a produced int8 value: the forced one (dequantized later) or ``free``."""
-        f = self.forced.get(v)
-        if f is None:
-            return make_qp(self.target.get(v, free), zp)
-        s, fzp = f
-        if fzp != zp:
-            raise FrontendError(f"cannot export to NNEF 1.0.3: an int8 tensor with zero point {zp} is dequantized "
-                                f"with zero point {fzp}")
-        for k in _NUDGES:
-            q = make_qp(_nudge(s, k), zp)
-            if float(_F32(q.scale)) == s:
-                return q
-        raise FrontendError(f"internal: no linear_quantize range reproduces the f32 scale {s}")
+        """The quantization of a produced int8 value (``writer_quant_scales.out_qp``)."""
+        return scales_out_qp(self, v, free, zp)
 
     def publish(self, v: SSAValue, name: str, q: QP) -> None:
         self.qp[v] = q
@@ -627,9 +499,9 @@ class QuantWriter:
         for ch, t in enumerate(targets):
             want = pairs[ch]
             base = t * yq.scale / xq.scale
-            for k in _NUDGES:
-                cand = make_qp(_nudge(base, k), wzp)
-                if _m_s(xq.scale * cand.scale / yq.scale) == want:
+            for k in NUDGES:
+                cand = make_qp(nudge(base, k), wzp)
+                if m_s(xq.scale * cand.scale / yq.scale) == want:
                     w_scales.append(cand)
                     break
             else:
@@ -661,7 +533,7 @@ class QuantWriter:
         """Write ``expr`` (a product of two quantized tensors whose scales multiply to ``s_ab``) with the output
         quantization that makes the reader's ``s_ab / s_out`` the RESCALE's (multiplier, shift) ``want``."""
         yq = self.out_qp(ops[-1].results[0], s_ab / (want[0] * 2.0 ** -want[1]), out_zp)
-        if _m_s(s_ab / yq.scale) != want:
+        if m_s(s_ab / yq.scale) != want:
             raise unsupported(rescale, f"the scales fixed by the graph give no multiplier {want[0]} / shift {want[1]} "
                                        f"for this {what}")
         out = self.w.emit(expr)
@@ -736,15 +608,15 @@ class QuantWriter:
         def fits(qa: QP, qb: QP) -> bool:
             max2 = 2.0 * max(qa.scale, qb.scale)
             return all((r[0], r[1], r[4]) == (q.zp, 0, False) and
-                       _m_s(q.scale / max2 * (1 << cq.ADD_SHIFT)) == (r[2][0], r[3][0]) for r, q in zip(rp, (qa, qb)))
+                       m_s(q.scale / max2 * (1 << cq.ADD_SHIFT)) == (r[2][0], r[3][0]) for r, q in zip(rp, (qa, qb)))
 
         for j in (0, 1):
             if consts[j] is None:
                 continue
             i = 1 - j
             base = t[j] * qs[i].scale / t[i]  # type: ignore[union-attr]
-            for k in _NUDGES:
-                cand = make_qp(_nudge(base, k), rp[j][0])
+            for k in NUDGES:
+                cand = make_qp(nudge(base, k), rp[j][0])
                 if fits(*((qs[0], cand) if j == 1 else (cand, qs[1]))):  # type: ignore[arg-type]
                     qs[j] = cand
                     break
@@ -778,28 +650,8 @@ class QuantWriter:
 
     def _solve_out(self, op: Operation, v: SSAValue, in_scale: float, want: tuple[int, int], zp: int,
                    default: float) -> QP:
-        """An output quantization with ``_m_s(in_scale / out.scale) == want``. A dequantized (forced) output
-        keeps its f32 scale; within the float64 scales that round to it, the one the RESCALE implies is
-        preferred (a reader's f32 dequantization constant loses the last bits of e.g. 1/255)."""
-        t = want[0] * 2.0 ** -want[1]
-        if v in self.forced:
-            s32, fzp = self.forced[v]
-            for k in _NUDGES:
-                q = make_qp(_nudge(in_scale / t, k), zp)
-                if fzp == zp and float(_F32(q.scale)) == s32 and _m_s(in_scale / q.scale) == want:
-                    return q
-            q = self.out_qp(v, default, zp)
-            if _m_s(in_scale / q.scale) != want:
-                raise unsupported(op, "the RESCALE multiplier is inconsistent with the scales fixed by the graph's "
-                                      "quantize / dequantize constants")
-            return q
-        bases = ([self.target[v]] if v in self.target else []) + [in_scale / t]
-        for base in bases:  # the solved target first, so that tensors linked by data movement agree exactly
-            for k in _NUDGES:
-                q = make_qp(_nudge(base, k), zp)
-                if _m_s(in_scale / q.scale) == want:
-                    return q
-        raise unsupported(op, f"no output scale reproduces multiplier {want[0]} / shift {want[1]}")
+        """An output quantization reproducing the RESCALE's ``want`` (``writer_quant_scales.solve_out``)."""
+        return scales_solve_out(self, op, v, in_scale, want, zp, default)
 
     # -- single int8 ops --------------------------------------------------------------------------------
     def _move(self, op: Operation) -> None:

@@ -11,7 +11,7 @@ QOperator's uint8 models: a unit-scale RESCALE to / from int8 next to the bounda
 int8 codes ``u − 128``: it gets the zero point ``zp₈ + 128`` in its own domain and the same real values.
 
 Scale and zero point of an input: the integer module only fixes ratios of scales, so an input gets the scale the
-solver gives it (``QuantWriter._solve_scales``: forced when the input is dequantized, linked through data
+solver gives it (``writer_quant_scales.solve_scales``: forced when the input is dequantized, linked through data
 movement and int8→int8 RESCALEs, else free — a conv / fully_connected consumer absorbs any input scale in its
 weight scale). Its zero point is the one its consumers subtract (seen through data movement and unit-scale
 RESCALE views): ``input_zp`` of a CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED / RESCALE / AVG_POOL2D, ``A_zp`` /
