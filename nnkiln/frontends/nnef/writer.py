@@ -20,7 +20,7 @@ ADD, SUB               ``add``/``sub`` (float) — exact; int32 ✗ except insid
 ARGMAX                 ``argmax_reduce`` + ``squeeze`` (float input, integer result) — exact
 ARITHMETIC_RIGHT_SHIFT ✗ integer bit manipulation has no NNEF operation
 AVG_POOL2D             ``avg_pool(border = 'ignore')`` in NCHW (TOSA excludes padding from the divisor) — exact
-                       up to the summation order; int8: quantized pattern (zero points must be 0)
+                       up to the summation order; int8: quantized pattern (any zero points, ``writer_quant_pool``)
 BITWISE_AND/OR/XOR/NOT ✗ no bitwise operations in NNEF
 CAST                   bool→int32 ``select(x, 1, 0)`` — exact; float↔int, int→int and int→bool ✗ (no conversion
                        operation in NNEF), except the quantize / dequantize patterns of quantized graphs
@@ -92,7 +92,7 @@ fusions and the NNEF reader's integer path, both built from ``frontends.common.q
 NNEF with ``graph.quant`` ``linear_quantize(min, max, bits = 8)`` entries, such that our reader rebuilds the
 same integer arithmetic: quantize (MUL/CLAMP/CAST/ADD/MAXIMUM/MINIMUM[/SUB]/CAST, int8 or uint8 codes),
 dequantize (CAST/SUB/CAST/MUL), CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED / MATMUL (constant or run-time B) + RESCALE
-(+ CLAMP, per-tensor or per-channel), int8 MAX_POOL2D / AVG_POOL2D (zero points 0), the two-RESCALE ADD (a
+(+ CLAMP, per-tensor or per-channel), int8 MAX_POOL2D / AVG_POOL2D (``writer_quant_pool``), the two-RESCALE ADD (a
 constant operand included), int8→int8 RESCALE, CLAMP, CONCAT at one quantization, and int8 data movement
 (TRANSPOSE / RESHAPE / IDENTITY / SLICE / TILE / REVERSE), grouped int8 convolutions (``writer_quant_conv``), and
 int8 / uint8 graph inputs and outputs, written as float tensors of real values ``(q − zp)·s`` with their entries

@@ -44,13 +44,18 @@ graph inputs and outputs are float tensors of *real values* ``(q − zp)·s`` wi
 reader's float interface; an input's scale comes from the solver like any int8 tensor's, free unless
 dequantized, and its zero point from the consumers that subtract one).
 
+Also: an int8 AVG_POOL2D with any zero points (``writer_quant_pool``): ``avg_pool`` when the reader's mean of the
+raw codes rounds as the original (input_zp 0, or no window with an even count), otherwise depth-wise convs of
+ones whose RESCALE is ``reciprocal_scale(count)`` (one per count, assembled with ``slice`` / ``concat`` when
+padding makes the count vary), plus an exact ``add`` of a constant when the output's zero point must differ from
+output_zp (e.g. our reader's unsigned form, zero points −128).
+
 Not expressible (``FrontendError`` naming the op and the reason): int8 ops outside these patterns (other
-integer MUL/ADD/shifts and TABLEs, AVG_POOL2D with zero points (the reader's uint8 form), int16/int48
-arithmetic, int16 graph inputs/outputs, an int8 graph input read with two different zero points, a grouped
-conv whose groups differ in geometry / zero points or take run-time weights); ``QuantWriter.verify`` re-imports
-the written folder and compares outputs bit for bit on random inputs (random codes for integer inputs, fed to
-the re-import as their real values; integer outputs compared through the reader's exact f32 dequantization) as
-a last guard.
+integer MUL/ADD/shifts and TABLEs, int16/int48 arithmetic, int16 graph inputs/outputs, an int8 graph input read
+with two different zero points, a grouped conv whose groups differ in geometry / zero points or take run-time
+weights); ``QuantWriter.verify`` re-imports the written folder and compares outputs bit for bit on random inputs
+(random codes for integer inputs, fed to the re-import as their real values; integer outputs compared through the
+reader's exact f32 dequantization) as a last guard.
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ from nnkiln.frontends.nnef.writer_quant_io import boundary_args
 from nnkiln.frontends.nnef.writer_quant_io import graph_input as io_graph_input
 from nnkiln.frontends.nnef.writer_quant_io import graph_output as io_graph_output
 from nnkiln.frontends.nnef.writer_quant_io import verify as io_verify
+from nnkiln.frontends.nnef.writer_quant_pool import write_avg_pool
 from nnkiln.frontends.nnef.writer_quant_scales import MOVES, NUDGES, QP, m_s, make_qp, nudge, solve_scales
 from nnkiln.frontends.nnef.writer_quant_scales import out_qp as scales_out_qp
 from nnkiln.frontends.nnef.writer_quant_scales import solve_out as scales_solve_out
@@ -675,13 +681,9 @@ class QuantWriter:
         self.publish(op.results[0], out, q)
 
     def i8_avg_pool2d(self, op: Operation) -> None:
-        p = dict(op.properties.items())
-        if int(get(p, "input_zp", 0) or 0) or int(get(p, "output_zp", 0) or 0):  # type: ignore[arg-type]
-            raise unsupported(op, "an int8 AVG_POOL2D with zero points (the reader averages the raw codes with zero "
-                                  "points 0, which rounds differently)")
-        q = self.params(op.operands[0], op)
-        out = self.w._pool(op, p, "avg_pool", x=self.w.name(op.operands[0]))
-        self.publish(op.results[0], out, q)
+        """``avg_pool``, or depth-wise convs of ones when zero points make the reader's pool round differently
+        (``writer_quant_pool``)."""
+        write_avg_pool(self, op)
 
     def i8_table(self, op: Operation) -> None:
         """An int8 TABLE the reader builds for a quantized sigmoid / tanh: written as that op when recomputing

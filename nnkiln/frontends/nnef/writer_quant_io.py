@@ -50,10 +50,11 @@ def boundary_args(func_args: list[BlockArgument]) -> dict[SSAValue, int]:
             if hasattr(a.type, "element_type") and kind(a) in BOUNDARY_OFFSET}
 
 
-def _consumer_zps(qw: QuantWriter, v: SSAValue, off: int, seen: set[SSAValue],
-                  out: list[tuple[int, Operation]]) -> None:
+def consumer_zps(qw: QuantWriter, v: SSAValue, off: int, seen: set[SSAValue],
+                 out: list[tuple[int, Operation]]) -> None:
     """(zero point of the int8 codes of ``v`` − ``off``, consumer) for each consumer of ``v`` that subtracts a
-    zero point, following data movement and unit-scale RESCALE views (``v`` = codes + ``off``)."""
+    zero point, following data movement and unit-scale RESCALE views (``v`` = codes + ``off``); also used for
+    the output of an AVG_POOL2D (``writer_quant_pool``)."""
     if v in seen:
         return
     seen.add(v)
@@ -62,9 +63,9 @@ def _consumer_zps(qw: QuantWriter, v: SSAValue, off: int, seen: set[SSAValue],
         p = dict(op.properties.items())
         if op in qw.view_ops:
             _, voff = qw.views[op.results[0]]
-            _consumer_zps(qw, op.results[0], voff, seen, out)
+            consumer_zps(qw, op.results[0], voff, seen, out)
         elif op.name in _PASS:
-            _consumer_zps(qw, op.results[0], off, seen, out)
+            consumer_zps(qw, op.results[0], off, seen, out)
         elif op.name in ("tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected") and use.index == 0:
             out.append((int(get(p, "input_zp", 0) or 0) - off, op))  # type: ignore[arg-type]
         elif op.name == "tosa.matmul":
@@ -78,7 +79,7 @@ def input_zero_point(qw: QuantWriter, arg: SSAValue) -> int:
     consumers', else 0."""
     f = qw.forced.get(arg)
     found: list[tuple[int, Operation]] = []
-    _consumer_zps(qw, arg, qw.arg_off.get(arg, 0), set(), found)
+    consumer_zps(qw, arg, qw.arg_off.get(arg, 0), set(), found)
     zps = sorted({z for z, _ in found} | ({f[1]} if f is not None else set()))
     if len(zps) > 1:
         first = f[1] if f is not None else found[0][0]
