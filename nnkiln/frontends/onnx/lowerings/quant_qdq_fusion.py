@@ -27,7 +27,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind
-from nnkiln.frontends.common.arith import etype, kind_of_value, shape_of
+from nnkiln.frontends.common.arith import kind_of_value, shape_of
 from nnkiln.frontends.common.quant import QuantError, add_common_scale, bias_i32
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import LOWERINGS, fusion
@@ -310,8 +310,8 @@ def _fuse_movement(ctx: NodeContext, t: Target) -> TensorValue | None:
 
 
 def _fuse_avgpool(ctx: NodeContext, t: Target) -> TensorValue | None:
-    """GlobalAveragePool: the int32 sum of ``x - zp`` over the spatial axes, then one RESCALE by
-    ``s_x / (count · s_y)``: a single rounding, as the float QDQ graph's mean then quantize (an int8 mean first
+    """GlobalAveragePool: the int32 sum of ``x - zp`` over the spatial axes (a depthwise convolution of ones), then
+    one RESCALE by ``s_x / (count · s_y)``: a single rounding, as the float QDQ graph's mean then quantize (an int8 mean first
     would round to the input's scale, off by up to half an input step: 4 output steps for a mean whose scale is
     8x finer; found on a torch model quantized with ``quantize_static``). AveragePool: AVG_POOL2D on the raw int8
     values (zero points 0; the divisor excludes padding, so the mean of ``x`` is the mean of ``x - zp`` plus
@@ -339,21 +339,26 @@ def _fuse_avgpool(ctx: NodeContext, t: Target) -> TensorValue | None:
 
 
 def _global_mean(ctx: NodeContext, xq: SSAValue, xz: int, xs: float, t: Target) -> TensorValue | None:
-    """The quantized GlobalAveragePool of int8 ``xq`` [N, C, *spatial] (see ``_fuse_avgpool``)."""
-    from nnkiln.dialects.tosa.ops_elementwise_binary import SubOp
-    from nnkiln.dialects.tosa.ops_reduction import ReduceSumOp
-    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+    """The quantized GlobalAveragePool of int8 ``xq`` [N, C, H(, W)] (see ``_fuse_avgpool``): a DEPTHWISE_CONV2D
+    of ones over the whole extent with ``input_zp`` (the int32 sum of ``x - zp``), then one RESCALE; the form of
+    a quantized convolution, which the NNEF writer also rebuilds."""
+    from nnkiln.frontends.common.quant import conv_i32_cl
+    from nnkiln.frontends.onnx.lowerings.nn_conv import to_channels_first, to_channels_last
 
     shape = shape_of(xq)
-    count = int(np.prod(shape[2:]))
+    c, spatial = shape[1], list(shape[2:])
+    count = int(np.prod(spatial))
     if count >= 1 << 23:  # |sum| < 2^31 for int8 codes
         return None
-    y = emit(ctx, CastOp, [xq], I32)
-    for axis in range(2, len(shape)):
-        y = ctx.g.value(ReduceSumOp, [y], etype(y), axis=axis)
-    if xz:
-        y = emit(ctx, SubOp, [y, const(ctx, np.full((1,) * len(shape), count * xz), I32)], I32)
-    return as_target(ctx, requant_signed(ctx, y, 0, xs / (count * t.scale), t), t)
+    xl = to_channels_last(ctx, xq)
+    kernel = list(shape_of(xl)[1:3])
+    ones = np.ones((c, 1, *kernel), np.int8)
+    try:
+        y = conv_i32_cl(ctx.g, xl, xz, ones, 0, np.zeros(c, np.int64), [0, 0, 0, 0], [1, 1], [1, 1], c)
+    except QuantError:
+        return None
+    y = requant_signed(ctx, y, 0, xs / (count * t.scale), t)
+    return as_target(ctx, to_channels_first(ctx, y, len(spatial)), t)
 
 
 def _fuse_concat(ctx: NodeContext, t: Target) -> TensorValue | None:
