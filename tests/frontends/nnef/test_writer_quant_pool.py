@@ -25,7 +25,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 import nnkiln.reference as ref  # noqa: E402
-from nnkiln.frontends.common import quant as cq  # noqa: E402
+from test_writer_quant_io import _entry  # noqa: E402  (the graph.quant entry reader, shared)
 from nnkiln.frontends.nnef import load_nnef  # noqa: E402
 from nnkiln.frontends.nnef.writer import write_nnef  # noqa: E402
 from nnkiln.ir.text import parse_module  # noqa: E402
@@ -86,16 +86,6 @@ def _module(et: str, geometry: str, izp: int, ozp: int, pre_zp: int | None = Non
         res = "%y"
     return parse_module(f"func.func @main(%x: {_t(hw, xt)}) -> {_t(o, xt)} {{\n{body}"
                         f"  func.return {res} : {_t(o, xt)}\n}}\n")
-
-
-def _entry(folder: str, name: str) -> tuple[float, int]:
-    """(scale, int8 zero point) of ``name``'s linear_quantize entry, by the reader's rule."""
-    text = open(os.path.join(folder, "graph.quant")).read()
-    m = re.search(rf'"{name}": linear_quantize\(min = ([^,]+), max = ([^,]+), bits = 8\);', text)
-    assert m, text
-    p = cq.qparams_from_range(np.array([float(m.group(1))]), np.array([float(m.group(2))]), 8)
-    assert p is not None
-    return float(p[0][0]), int(p[1][0])
 
 
 def _moved(text: str) -> bool:

@@ -402,10 +402,27 @@ def _qdq(x_name, out_name, scale, zp, dt, nodes_between, extra_inputs=()):
              oh.make_node("DequantizeLinear", ["q_out", "s_out", "z_out"], [out_name])])
 
 
+def _qdq_vs_ort(dt, zin, zout, s_out, between, shape, seed, extra_inits=()):
+    """DQ(x; 0.04, zin) → ``between`` → Q → DQ(s_out, zout) run by us and by onnxruntime: (ours, ref, our tosa
+    text), after checking that they agree within one output step."""
+    tp = TP.INT8 if dt == np.int8 else TP.UINT8
+    nodes = _qdq("x", "y", s_out, zout, dt, between)
+    inits = [nh.from_array(np.array(0.04, np.float32), "s_in"), nh.from_array(np.array(zin, dt), "z_in"),
+             nh.from_array(np.array(s_out, np.float32), "s_out"), nh.from_array(np.array(zout, dt), "z_out"),
+             *extra_inits]
+    m = _model(nodes, [oh.make_tensor_value_info("x", tp, list(shape))],
+               [oh.make_tensor_value_info("y", TP.FLOAT, None)], inits)
+    x = _rand_q(np.random.default_rng(seed), shape, dt)
+    (ours,), text = _ours(m, {"x": x})
+    (ref,) = _ort(m, {"x": x})
+    assert ours.shape == ref.shape
+    assert np.abs(ours - ref).max() / s_out <= 1.0 + 1e-4
+    return ours, ref, text
+
+
 @pytest.mark.parametrize("dt", [np.int8, np.uint8])
 @pytest.mark.parametrize("case", ["avgpool", "gap", "concat", "clip", "relu", "transpose", "requant"])
 def test_qdq_patterns_within_one_lsb(dt, case):
-    tp = TP.INT8 if dt == np.int8 else TP.UINT8
     zin, zout = (5, -7) if dt == np.int8 else (130, 120)
     between = {
         "avgpool": [oh.make_node("AveragePool", ["d_in"], ["f_out"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])],
@@ -417,17 +434,9 @@ def test_qdq_patterns_within_one_lsb(dt, case):
         "transpose": [oh.make_node("Transpose", ["d_in"], ["f_out"], perm=[0, 2, 3, 1])],
         "requant": [oh.make_node("Identity", ["d_in"], ["f_out"])],
     }[case]
-    nodes = _qdq("x", "y", 0.05, zout, dt, between)
-    inits = [nh.from_array(np.array(0.04, np.float32), "s_in"), nh.from_array(np.array(zin, dt), "z_in"),
-             nh.from_array(np.array(0.03, np.float32), "s_out"), nh.from_array(np.array(zout, dt), "z_out"),
-             nh.from_array(np.array(-0.5, np.float32), "lo"), nh.from_array(np.array(1.5, np.float32), "hi")]
-    m = _model(nodes, [oh.make_tensor_value_info("x", tp, [1, 4, 7, 7])], [oh.make_tensor_value_info("y", TP.FLOAT, None)],
-               inits)
-    x = _rand_q(np.random.default_rng(9), (1, 4, 7, 7), dt)
-    (ours,), text = _ours(m, {"x": x})
-    (ref,) = _ort(m, {"x": x})
-    assert ours.shape == ref.shape
-    assert np.abs(ours - ref).max() / 0.03 <= 1.0 + 1e-4
+    ours, ref, text = _qdq_vs_ort(dt, zin, zout, 0.03, between, (1, 4, 7, 7), 9,
+                                  [nh.from_array(np.array(-0.5, np.float32), "lo"),
+                                   nh.from_array(np.array(1.5, np.float32), "hi")])
     # float appears only in the output DequantizeLinear: one CAST to f32 and one MUL by the scale
     float_ops = [ln for ln in text.splitlines() if "f32" in ln and re.search(r"= tosa\.(?!const)", ln)]
     assert len(float_ops) == 2, text
@@ -437,18 +446,9 @@ def test_qdq_patterns_within_one_lsb(dt, case):
 def test_qdq_global_average_pool_with_a_finer_output_scale_is_one_rounding(dt):
     """A mean's scale is often much finer than its input's (quantize_static calibrates it): the integer lowering
     must not round the mean to the input's scale first (that was 4 steps off on a torch model)."""
-    tp = TP.INT8 if dt == np.int8 else TP.UINT8
     zin, zout = (3, -2) if dt == np.int8 else (131, 126)
-    nodes = _qdq("x", "y", 0.005, zout, dt, [oh.make_node("GlobalAveragePool", ["d_in"], ["f_out"])])
-    inits = [nh.from_array(np.array(0.04, np.float32), "s_in"), nh.from_array(np.array(zin, dt), "z_in"),
-             nh.from_array(np.array(0.005, np.float32), "s_out"), nh.from_array(np.array(zout, dt), "z_out")]
-    m = _model(nodes, [oh.make_tensor_value_info("x", tp, [2, 8, 6, 5])], [oh.make_tensor_value_info("y", TP.FLOAT, None)],
-               inits)
-    x = _rand_q(np.random.default_rng(4), (2, 8, 6, 5), dt)
-    (ours,), _ = _ours(m, {"x": x})
-    (ref,) = _ort(m, {"x": x})
-    assert ours.shape == ref.shape
-    assert np.abs(ours - ref).max() / 0.005 <= 1.0 + 1e-4
+    ours, ref, _ = _qdq_vs_ort(dt, zin, zout, 0.005, [oh.make_node("GlobalAveragePool", ["d_in"], ["f_out"])],
+                               (2, 8, 6, 5), 4)
     assert np.count_nonzero(np.abs(ours - ref) > 1e-6) <= ours.size // 8  # one rounding: rare ties only
 
 
