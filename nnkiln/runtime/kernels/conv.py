@@ -4,7 +4,7 @@ fused epilogues.
 Native kernels first (``nnkiln/runtime/native/conv.c``, compiled on first use by ``runtime.native``;
 see that file's header for the algorithms): CONV2D as an implicit GEMM over the zero-padded NHWC input
 (no im2col; weights packed once at load time into 16-channel panels; 6x16 AVX2/FMA register tiles
-summed from the bias, 6x32 over two panels with AVX-512; long K cut into L1-sized blocks),
+summed from the bias, 6x32 over two panels with AVX-512; long K cut into L2-sized blocks),
 DEPTHWISE_CONV2D row by row with the reference's sums in its order, as fused multiply-adds (within 1e-5
 relative; 3x3 kernels with stride 1 or 2 load each input pixel once per kernel row), MAX/AVG_POOL2D with the
 reference's float32 operations (identical results). Post-ops run in registers
