@@ -18,8 +18,9 @@ thread per call (``nnkiln.runtime.blas``): the executors are the parallelism.
 
 Threads: a one-queue executable's kernels (ours and OpenBLAS's) use ``threads`` threads: the ``threads``
 given to ``load``, else the blob's metadata ``threads`` (``nnkiln.compile(threads=N)``), else
-``blas.kernel_threads()`` when loaded (a region program loaded by a running kernel: its budget); never more than the CPUs this process may use. Planning (row
-groups, GEMM plans) and every run happen inside ``blas.thread_budget(threads)``.
+``blas.kernel_threads()`` when loaded (for a region program loaded by a running kernel: that kernel's
+budget); never more than the CPUs this process may use. Planning (row groups, GEMM plans) and every run
+happen inside ``blas.thread_budget(threads)``.
 
 ``run`` is serialised by a lock: one executable has one arena.
 """
