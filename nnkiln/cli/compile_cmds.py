@@ -147,8 +147,9 @@ def _inspect(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     m = d["metadata"]
+    threads = f"threads {m['threads']}" if "threads" in m else "threads: every core"
     print(f"blob {args.blob}: version {d['version']}, target {m.get('target')}, pipeline {m.get('pipeline')}, "
-          f"arena {m['arena_bytes']} bytes (lower bound {m['arena_lower_bound_bytes']}), "
+          f"{threads}, arena {m['arena_bytes']} bytes (lower bound {m['arena_lower_bound_bytes']}), "
           f"constants {d['constants_bytes']} bytes")
     for io in d["io"]:
         print(f"  {io['direction']:6} {io['name']}: {io['dtype']}{io['shape']} -> buffer {io['buffer']}")
