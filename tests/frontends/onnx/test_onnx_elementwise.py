@@ -12,6 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import nnkiln
 from nnkiln.frontends.onnx.backend import import_model_proto, run_model
 from nnkiln.ir.errors import FrontendError
 
@@ -508,3 +509,36 @@ def test_integer_pow_matches_onnxruntime_and_wraps_like_numpy() -> None:
     assert run(model, [base, fexp]).tolist() == [32, 3, 0] == run_ort(model, [base, fexp]).tolist()
     folded = run(make_model("Pow", [None, b], consts={0: a}), [b])
     np.testing.assert_array_equal(folded, got)
+
+
+_SPECIAL = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 1e-45, -1e-45, -3.5e38, 3.5e38, -1.0, 2.0, -7.25],
+                    np.float32)
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.2, 1.0, 2.5, 0.0, -0.5])
+def test_leaky_relu_matches_the_formula_bit_for_bit(alpha: float) -> None:
+    """LeakyRelu is ``x >= 0 ? x : x * alpha`` (ONNX); the MAXIMUM / MINIMUM forms (0 < alpha <= 1, alpha > 1) must
+    give the same bits, special values included; other alphas keep the SELECT."""
+    x = np.concatenate([_SPECIAL, np.random.default_rng(1).standard_normal(52).astype(np.float32)]).reshape(4, 16)
+    m = make_model("LeakyRelu", [x], alpha=alpha)
+    want = np.where(x >= 0, x, x * np.float32(alpha))
+    compiled = next(iter(nnkiln.compile(import_model_proto(m, [x])).run({"x0": x}).values()))
+    for got in (run(m, [x]), compiled):  # the reference interpreter, the compiled program
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+    text = str(import_model_proto(m, [x]))
+    assert ("tosa.select" in text) == (not (0 < alpha <= 1 or alpha > 1))
+
+
+@pytest.mark.parametrize("slopes", [[0.1, 0.5, 1.0], [1.5, 2.0, 3.0], [0.5, -0.5, 2.0], [0.0, 0.3, 0.3]])
+def test_prelu_constant_slopes_match_the_formula_bit_for_bit(slopes: list[float]) -> None:
+    x = np.concatenate([_SPECIAL, np.random.default_rng(2).standard_normal(24).astype(np.float32)]).reshape(1, 3, 12)
+    s = np.array(slopes, np.float32).reshape(3, 1)
+    m = make_model("PRelu", [x], consts={1: s})
+    want = np.where(x < 0, x * s, x)
+    compiled = next(iter(nnkiln.compile(import_model_proto(m, [x])).run({"x0": x}).values()))
+    for got in (run(m, [x]), compiled):
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+    same_side = all(0 < v <= 1 for v in slopes) or all(v > 1 for v in slopes)
+    assert ("tosa.select" in str(import_model_proto(m, [x]))) == (not same_side)

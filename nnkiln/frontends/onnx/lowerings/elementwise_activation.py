@@ -89,7 +89,7 @@ def PRelu(ctx: NodeContext) -> Result:
     x, s = operands(ctx, tvs, kind)
     if kind.is_float and tvs[1].is_const:
         slopes = np.asarray(tvs[1].const, np.float64)
-        if slopes.size and np.isfinite(slopes).all() and ((slopes > 0) & (slopes <= 1)).all() or (slopes > 1).all():
+        if slopes.size and np.isfinite(slopes).all() and (((slopes > 0) & (slopes <= 1)).all() or (slopes > 1).all()):
             return [_leaky(ctx, x, s, float(slopes.min()), float(slopes.max()))]
     zero = splat(ctx, 0, x)
     return [select(ctx, cmp(ctx, GreaterOp, zero, x), mul(ctx, x, s), x)]
