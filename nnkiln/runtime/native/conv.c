@@ -1381,3 +1381,6 @@ int nk_run_bound(const void *const *fns, const int64_t *const *args, int n, int 
 
 /* -- integer kernels of quantized graphs (their own file, this thread pool) -------------------------- */
 #include "conv_int.c"
+
+/* -- row programs: fused float32 elementwise chains and row reductions (their own file, this thread pool) -- */
+#include "eltwise_rows.c"

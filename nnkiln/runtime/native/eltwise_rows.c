@@ -10,8 +10,9 @@
  * a register to an argument (FULL for a row block, ROWV for per-row numbers). A CHAIN followed by
  * n STEP entries applies n cheap operations to one value in vector registers (one pass).
  *
- * Threads: nthreads > 1 shares the blocks with helper threads of a small pthread pool (sleeping on
- * a condition variable when idle; the caller never waits for a helper that has not started).
+ * This file is part of conv.c's library (#included at its end): nthreads > 1 shares chunks of blocks through
+ * conv.c's thread pool (nk_parallel: workers spin for a while after a job, so a row program right after a
+ * convolution or GEMM finds them awake; one pool for every kernel, so two pools never spin against each other).
  * Python calls this through ctypes (the GIL is released): nnkiln/runtime/kernels/__init__.py.
  *
  * Numerics: every operation rounds to float32 like the numpy reference kernels; exp and tanh are
@@ -19,14 +20,14 @@
  * numpy's pairwise summation order (identical results); max/min are order-independent.
  * Compiled without -ffast-math: no reassociation, NaN/inf follow IEEE.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 
 /* FP exception flags are never read: let the vectoriser if-convert the selects below (results,
@@ -422,14 +423,11 @@ typedef struct {
     const int32_t *modes;
     ptrdiff_t rows, C, block, nblocks, chunk;
     size_t stride;
-    atomic_long next;   /* next chunk to claim */
-    atomic_long done;   /* chunks finished */
-    atomic_int active;  /* helpers inside this job */
     atomic_int status;
-} nk_job;
+} rows_job;
 
 /* Blocks [b0, b1) of the job with this thread's scratch registers. */
-static void run_blocks(nk_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, int *kind) {
+static void run_blocks(rows_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, int *kind) {
     const nk_ins *prog = job->prog;
     int nins = job->nins;
     float **args = job->args;
@@ -561,99 +559,58 @@ static void run_blocks(nk_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, int
     }
 }
 
-/* Claim chunks of the job until none is left (each participant has its own scratch). */
-static void work(nk_job *job) {
+/* This thread's scratch registers (kept between runs: a pool worker or the caller reuses them). */
+static _Thread_local float *tl_regs = NULL;
+static _Thread_local size_t tl_floats = 0;
+static _Thread_local int *tl_kind = NULL;
+static _Thread_local size_t tl_kinds = 0;
+
+static int scratch(size_t floats, size_t kinds) {
+    if (floats > tl_floats) {
+        free(tl_regs);
+        tl_regs = (float *)aligned_alloc(64, ((floats * sizeof(float) + 63) / 64) * 64);
+        tl_floats = tl_regs ? floats : 0;
+    }
+    if (kinds > tl_kinds) {
+        free(tl_kind);
+        tl_kind = (int *)malloc(kinds * sizeof(int));
+        tl_kinds = tl_kind ? kinds : 0;
+    }
+    return tl_regs != NULL && tl_kind != NULL;
+}
+
+/* Work item c of nk_parallel: chunk c of the job's blocks, with this thread's scratch. */
+static void rows_item(void *ctx, long c) {
+    rows_job *job = (rows_job *)ctx;
     size_t n = (size_t)(job->nregs > 0 ? job->nregs : 1);
-    float *regs = (float *)aligned_alloc(64, n * job->stride * sizeof(float));
-    int *kind = (int *)malloc(n * sizeof(int));
-    for (;;) {
-        long c = atomic_fetch_add(&job->next, 1);
-        ptrdiff_t b0 = (ptrdiff_t)c * job->chunk;
-        if (b0 >= job->nblocks) break;
-        ptrdiff_t b1 = b0 + job->chunk < job->nblocks ? b0 + job->chunk : job->nblocks;
-        if (regs && kind) run_blocks(job, b0, b1, regs, kind);
-        else atomic_store(&job->status, -1);
-        atomic_fetch_add(&job->done, 1);
-    }
-    free(regs);
-    free(kind);
+    ptrdiff_t b0 = (ptrdiff_t)c * job->chunk;
+    ptrdiff_t b1 = b0 + job->chunk < job->nblocks ? b0 + job->chunk : job->nblocks;
+    if (scratch(n * job->stride, n)) run_blocks(job, b0, b1, tl_regs, tl_kind);
+    else atomic_store(&job->status, -1);
 }
-
-/* A small pool of helper threads that sleep on a condition variable. The calling thread works
- * too and never waits for a helper that has not started: it claims every chunk left and then waits
- * only for chunks a helper is in the middle of (a busy or descheduled core costs at most that). */
-#define NK_MAX_HELPERS 15
-static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
-static nk_job *pool_job = NULL;
-static unsigned long pool_gen = 0;
-static int pool_helpers = 0;
-
-static void *helper_main(void *unused) {
-    (void)unused;
-    unsigned long seen = 0;
-    pthread_mutex_lock(&pool_mu);
-    for (;;) {
-        while (pool_gen == seen || pool_job == NULL) {
-            seen = pool_gen;
-            pthread_cond_wait(&pool_cv, &pool_mu);
-        }
-        seen = pool_gen;
-        nk_job *job = pool_job;
-        atomic_fetch_add(&job->active, 1);
-        pthread_mutex_unlock(&pool_mu);
-        work(job);
-        atomic_fetch_sub(&job->active, 1);
-        pthread_mutex_lock(&pool_mu);
-    }
-    return NULL;
-}
-
-static pthread_mutex_t run_mu = PTHREAD_MUTEX_INITIALIZER; /* one parallel job at a time */
 
 /* Run ``prog`` (``nins`` instructions, ``nregs`` registers) on rows [0, rows) of width C, ``block``
- * rows at a time. args[k] / modes[k]: argument pointers and modes. nthreads > 1: up to nthreads - 1
- * helper threads share the blocks (when another parallel run is in progress, this one runs alone).
+ * rows at a time. args[k] / modes[k]: argument pointers and modes. nthreads > 1: chunks of blocks (about 4 per
+ * thread) are shared through conv.c's pool (nk_parallel; when it is busy, this run stays on the caller).
  * Returns 0, or -1 if scratch memory could not be allocated. */
 int nk_rows_run(const nk_ins *prog, int nins, int nregs, float **args, const int32_t *modes,
                 ptrdiff_t rows, ptrdiff_t C, ptrdiff_t block, int nthreads) {
-    nk_job job;
+    rows_job job;
     if (block < 1) block = 1;
     job.prog = prog; job.nins = nins; job.nregs = nregs; job.args = args; job.modes = modes;
     job.rows = rows; job.C = C; job.block = block;
     job.nblocks = (rows + block - 1) / block;
     job.stride = ((size_t)(block * (C > 0 ? C : 1)) + 15) & ~(size_t)15;
-    atomic_init(&job.next, 0);
-    atomic_init(&job.done, 0);
-    atomic_init(&job.active, 0);
     atomic_init(&job.status, 0);
-    int helpers = nthreads - 1 < NK_MAX_HELPERS ? nthreads - 1 : NK_MAX_HELPERS;
-    if (helpers < 1 || job.nblocks < 2 || pthread_mutex_trylock(&run_mu) != 0) {
-        job.chunk = job.nblocks > 0 ? job.nblocks : 1;
-        work(&job);
+    if (job.nblocks < 1) return 0;
+    if (nthreads < 2 || job.nblocks < 2) {
+        job.chunk = job.nblocks;
+        rows_item(&job, 0);
         return atomic_load(&job.status);
     }
-    /* chunks: about 4 per participant, so a late helper still finds work and nobody waits long */
-    ptrdiff_t parts = 4 * (ptrdiff_t)(helpers + 1);
+    ptrdiff_t parts = 4 * (ptrdiff_t)nthreads;
     job.chunk = (job.nblocks + parts - 1) / parts;
-    pthread_mutex_lock(&pool_mu);
-    while (pool_helpers < helpers) {
-        pthread_t th;
-        if (pthread_create(&th, NULL, helper_main, NULL) != 0) break;
-        pthread_detach(th);
-        ++pool_helpers;
-    }
-    pool_job = &job;
-    ++pool_gen;
-    pthread_cond_broadcast(&pool_cv);
-    pthread_mutex_unlock(&pool_mu);
-    work(&job);
-    pthread_mutex_lock(&pool_mu);
-    pool_job = NULL; /* no helper takes the job from now on */
-    pthread_mutex_unlock(&pool_mu);
-    long total = (long)((job.nblocks + job.chunk - 1) / job.chunk);
-    while (atomic_load(&job.done) < total || atomic_load(&job.active) > 0) sched_yield();
-    pthread_mutex_unlock(&run_mu);
+    nk_parallel(rows_item, &job, (long)((job.nblocks + job.chunk - 1) / job.chunk), nthreads);
     return atomic_load(&job.status);
 }
 
