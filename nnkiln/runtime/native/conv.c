@@ -503,6 +503,19 @@ static void tile2(const conv_args *a, const float *const *base, long r0, int mr,
         return;
     }
     ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
+    if (a->mode <= 3) {  /* bias (+ residual) (+ clamp) on whole registers: the store8 path's operations */
+        const __m512 lo = _mm512_set1_ps(a->lo), hi = _mm512_set1_ps(a->hi);
+        const int res = a->mode >= 2, clamp = a->mode & 1;
+#define NK_OUT(x, ro) { __m512 t_ = x; \
+                        if (res) t_ = _mm512_add_ps(t_, _mm512_loadu_ps(a->res + (ro))); \
+                        if (clamp) t_ = _mm512_min_ps(hi, _mm512_max_ps(lo, t_)); \
+                        _mm512_storeu_ps(a->y + (ro), t_); }
+#define NK_ROW(i) if (mr > i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; NK_OUT(u##i, ro) NK_OUT(v##i, ro + NR) }
+        NK_ROW(0) NK_ROW(1) NK_ROW(2) NK_ROW(3) NK_ROW(4) NK_ROW(5)
+#undef NK_ROW
+#undef NK_OUT
+        return;
+    }
 #define NK_LO(v) _mm512_castps512_ps256(v)
 #define NK_HI(v) _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))
 #define NK_ROW(i) \
