@@ -417,6 +417,24 @@ static void tile(const conv_args *a, const float *const *base, long r0, int mr, 
     }
     int n0 = nc < 8 ? nc : 8, n1 = nc - 8;
     ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
+    if (a->mode <= 3 && nc == NR) {  /* a full panel, bias (+ residual) (+ clamp): store8's operations inline */
+        const __m256 vlo = _mm256_set1_ps(a->lo), vhi = _mm256_set1_ps(a->hi);
+        const int res = a->mode >= 2, clamp = a->mode & 1;
+#define NK_OUT(x, ro) { __m256 t_ = x; \
+                        if (res) t_ = _mm256_add_ps(t_, _mm256_loadu_ps(a->res + (ro))); \
+                        if (clamp) t_ = _mm256_min_ps(vhi, _mm256_max_ps(vlo, t_)); \
+                        _mm256_storeu_ps(a->y + (ro), t_); }
+#define NK_ROW(i, lo, hi) if (mr > i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; NK_OUT(lo, ro) NK_OUT(hi, ro + 8) }
+        NK_ROW(0, c00, c01)
+        NK_ROW(1, c10, c11)
+        NK_ROW(2, c20, c21)
+        NK_ROW(3, c30, c31)
+        NK_ROW(4, c40, c41)
+        NK_ROW(5, c50, c51)
+#undef NK_ROW
+#undef NK_OUT
+        return;
+    }
 #define NK_ROW(i, lo, hi) \
     if (mr > i) { store8(a, lo, off + (ptrdiff_t)i * OC, oc0, n0); \
                   if (n1 > 0) store8(a, hi, off + (ptrdiff_t)i * OC + 8, oc0 + 8, n1); }
