@@ -873,12 +873,57 @@ static void dw_pixels_m1(const float *x, int IH, int IW, int C, const float *w, 
 /* The interior pixels [lo, hi) of a 3x3 depthwise output row whose three input rows r0..r2 are all inside the
  * input (dilation 1, stride sx, C a multiple of 8, no post-op but a clamp): channel blocks outermost with the nine
  * weight vectors and the bias in registers, pixels inside, two at a time. The same sums in the same order as the
- * other paths (fused multiply-adds from zero, taps row-major), so the same results. */
+ * other paths (fused multiply-adds from zero, taps row-major), so the same results. With AVX-512, 16 channels per
+ * pass (one cache line of each pixel: every input line is read once per pass over the row). */
 static void dw3_full_rows(const float *r0, const float *r1, const float *r2, const float *w, const float *bias,
                           float *yrow, int C, int sx, int pl, int lo, int hi, int clamp, float flo, float fhi) {
     const ptrdiff_t sxc = (ptrdiff_t)sx * C, c1 = C, c2 = 2 * (ptrdiff_t)C;
+    int cb = 0;
+#if defined(__AVX512F__)
+    /* 16 channels (a cache line) per pass: each input line is read once per pass over the row */
+    {
+        const __m512 vlo = _mm512_set1_ps(flo), vhi = _mm512_set1_ps(fhi), zero = _mm512_setzero_ps();
+        for (; cb + 16 <= C; cb += 16) {
+            const __m512 w00 = _mm512_loadu_ps(w + cb), w01 = _mm512_loadu_ps(w + C + cb), w02 = _mm512_loadu_ps(w + 2 * C + cb);
+            const __m512 w10 = _mm512_loadu_ps(w + 3 * C + cb), w11 = _mm512_loadu_ps(w + 4 * C + cb);
+            const __m512 w12 = _mm512_loadu_ps(w + 5 * C + cb), w20 = _mm512_loadu_ps(w + 6 * C + cb);
+            const __m512 w21 = _mm512_loadu_ps(w + 7 * C + cb), w22 = _mm512_loadu_ps(w + 8 * C + cb);
+            const __m512 bv = _mm512_loadu_ps(bias + cb);
+            ptrdiff_t at = (ptrdiff_t)(lo * sx - pl) * C + cb;
+            const float *p0 = r0 + at, *p1 = r1 + at, *p2 = r2 + at;
+            float *o = yrow + (ptrdiff_t)lo * C + cb;
+            int ox = lo;
+#define NK_ROW3Z(p, q, wa, wb, wc) \
+            a = _mm512_fmadd_ps(_mm512_loadu_ps(p), wa, a); b = _mm512_fmadd_ps(_mm512_loadu_ps(q), wa, b); \
+            a = _mm512_fmadd_ps(_mm512_loadu_ps((p) + c1), wb, a); b = _mm512_fmadd_ps(_mm512_loadu_ps((q) + c1), wb, b); \
+            a = _mm512_fmadd_ps(_mm512_loadu_ps((p) + c2), wc, a); b = _mm512_fmadd_ps(_mm512_loadu_ps((q) + c2), wc, b);
+            for (; ox + 2 <= hi; ox += 2, p0 += 2 * sxc, p1 += 2 * sxc, p2 += 2 * sxc, o += 2 * C) {
+                __m512 a = zero, b = zero;
+                NK_ROW3Z(p0, p0 + sxc, w00, w01, w02)
+                NK_ROW3Z(p1, p1 + sxc, w10, w11, w12)
+                NK_ROW3Z(p2, p2 + sxc, w20, w21, w22)
+                a = _mm512_add_ps(a, bv); b = _mm512_add_ps(b, bv);
+                if (clamp) {
+                    a = _mm512_min_ps(vhi, _mm512_max_ps(vlo, a)); b = _mm512_min_ps(vhi, _mm512_max_ps(vlo, b));
+                }
+                _mm512_storeu_ps(o, a); _mm512_storeu_ps(o + C, b);
+            }
+            if (ox < hi) {
+                __m512 a = zero, b = zero;
+                NK_ROW3Z(p0, p0, w00, w01, w02)
+                NK_ROW3Z(p1, p1, w10, w11, w12)
+                NK_ROW3Z(p2, p2, w20, w21, w22)
+                a = _mm512_add_ps(a, bv);
+                if (clamp) a = _mm512_min_ps(vhi, _mm512_max_ps(vlo, a));
+                _mm512_storeu_ps(o, a);
+                (void)b;
+            }
+#undef NK_ROW3Z
+        }
+    }
+#endif
     const __m256 vlo = _mm256_set1_ps(flo), vhi = _mm256_set1_ps(fhi), zero = _mm256_setzero_ps();
-    for (int cb = 0; cb < C; cb += 8) {
+    for (; cb < C; cb += 8) {
         const __m256 w00 = _mm256_loadu_ps(w + cb), w01 = _mm256_loadu_ps(w + C + cb), w02 = _mm256_loadu_ps(w + 2 * C + cb);
         const __m256 w10 = _mm256_loadu_ps(w + 3 * C + cb), w11 = _mm256_loadu_ps(w + 4 * C + cb);
         const __m256 w12 = _mm256_loadu_ps(w + 5 * C + cb), w20 = _mm256_loadu_ps(w + 6 * C + cb);
