@@ -12,8 +12,9 @@
  * Micro-kernel: MR = 6 rows x 16 channels in 12 AVX registers starting from the bias, the whole K
  * summed in registers (fused multiply-add, k in order), then the post-ops, then one store. With AVX-512
  * (compiled with -march=native on such a CPU): two full panels at once, 6 rows x 32 channels in 12 zmm
- * registers (tile2: every broadcast input value feeds two FMAs); a lone panel keeps the AVX2 tile (a 6 x 16
- * zmm variant measured the same). The same FMAs per output element in the same order, so results are
+ * registers (tile2: every broadcast input value feeds two FMAs); a full lone panel (16 channels, or the odd
+ * panel of e.g. 144) takes six zmm sums (measured: MobileNetV2 4-7% faster than with the AVX2 tile at 1 thread,
+ * after the epilogues stored whole registers). The same FMAs per output element in the same order, so results are
  * identical to the AVX2 build. Measured on a 2-core AMD EPYC with AVX-512 (in-process A/B of the two builds, 1 thread, whole
  * models): MobileNetV2 10.20 -> 9.66 ms, ResNet-18 41.2 -> 39.7 ms, ResNet-50 97.5 -> 91.4 ms. Numerics: a
  * different summation order (and rounding) from the reference's, within the runtime's 1e-5
@@ -335,6 +336,51 @@ static void tile(const conv_args *a, const float *const *base, long r0, int mr, 
         if (mr > 5) store8(a, d5, off + 5 * (ptrdiff_t)OC, oc0, nc);
         return;
     }
+#if defined(__AVX512F__)
+    if (nc == NR && mr > 3 && a->mode <= 3) {  /* a full lone panel: 6 x 16 in six zmm sums, bias/residual/clamp */
+        __m512 d0, d1, d2, d3, d4, d5;
+        if (cb == NULL || kb == 0) {
+            d0 = _mm512_loadu_ps(a->bpad + oc0); d1 = d0; d2 = d0; d3 = d0; d4 = d0; d5 = d0;
+        } else {
+            d0 = _mm512_loadu_ps(cb); d1 = _mm512_loadu_ps(cb + NR); d2 = _mm512_loadu_ps(cb + 2 * NR);
+            d3 = _mm512_loadu_ps(cb + 3 * NR); d4 = _mm512_loadu_ps(cb + 4 * NR); d5 = _mm512_loadu_ps(cb + 5 * NR);
+        }
+        for (long k = kb; k < ke; t++, ic0 = 0) {
+            int len = seg - ic0;
+            if (len > ke - k) len = (int)(ke - k);
+            long o = a->toff[t] + ic0;
+            const float *p0 = base[0] + o, *p1 = base[1] + o, *p2 = base[2] + o;
+            const float *p3 = base[3] + o, *p4 = base[4] + o, *p5 = base[5] + o;
+#pragma GCC unroll 4
+            for (int ic = 0; ic < len; ic++) {
+                __m512 b0 = _mm512_loadu_ps(bp);
+                d0 = _mm512_fmadd_ps(_mm512_set1_ps(p0[ic]), b0, d0);
+                d1 = _mm512_fmadd_ps(_mm512_set1_ps(p1[ic]), b0, d1);
+                d2 = _mm512_fmadd_ps(_mm512_set1_ps(p2[ic]), b0, d2);
+                d3 = _mm512_fmadd_ps(_mm512_set1_ps(p3[ic]), b0, d3);
+                d4 = _mm512_fmadd_ps(_mm512_set1_ps(p4[ic]), b0, d4);
+                d5 = _mm512_fmadd_ps(_mm512_set1_ps(p5[ic]), b0, d5);
+                bp += NR;
+            }
+            k += len;
+        }
+        if (!last) {
+            _mm512_storeu_ps(cb, d0); _mm512_storeu_ps(cb + NR, d1); _mm512_storeu_ps(cb + 2 * NR, d2);
+            _mm512_storeu_ps(cb + 3 * NR, d3); _mm512_storeu_ps(cb + 4 * NR, d4); _mm512_storeu_ps(cb + 5 * NR, d5);
+            return;
+        }
+        ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
+        const __m512 zlo = _mm512_set1_ps(a->lo), zhi = _mm512_set1_ps(a->hi);
+        const int res = a->mode >= 2, clamp = a->mode & 1;
+#define NK_OUT(x, i) if (mr > i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; __m512 t_ = x; \
+                        if (res) t_ = _mm512_add_ps(t_, _mm512_loadu_ps(a->res + ro)); \
+                        if (clamp) t_ = _mm512_min_ps(zhi, _mm512_max_ps(zlo, t_)); \
+                        _mm512_storeu_ps(a->y + ro, t_); }
+        NK_OUT(d0, 0) NK_OUT(d1, 1) NK_OUT(d2, 2) NK_OUT(d3, 3) NK_OUT(d4, 4) NK_OUT(d5, 5)
+#undef NK_OUT
+        return;
+    }
+#endif
     if (mr <= 3) {  /* a last tile of at most 3 rows (e.g. 7x7 = 49 rows): half the work */
         __m256 e00, e01, e10, e11, e20, e21;
         if (cb == NULL || kb == 0) {
