@@ -143,9 +143,10 @@ EPILOGUES = [
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
 @pytest.mark.parametrize("posts,nextra", EPILOGUES)
-@pytest.mark.parametrize("ic", [12, 40])  # K = 108: tile-major order; K = 360: panel-major (conv.c conv_item)
-def test_conv2d_fused_epilogues(path: bool, posts: list, nextra: int, ic: int) -> None:
-    n, ih, iw, oc = 2, 9, 8, 37
+@pytest.mark.parametrize("ic", [12, 40, 250])  # K = 108: tile-major; 360: panel-major; 2250: in k blocks (conv_item)
+@pytest.mark.parametrize("oc", [37, 48])  # two panels and 5 channels; a pair and a full lone panel (AVX-512 tiles)
+def test_conv2d_fused_epilogues(path: bool, posts: list, nextra: int, ic: int, oc: int) -> None:
+    n, ih, iw = 2, 9, 8
     x, w, b = _f(n, ih, iw, ic) * 2, _f(oc, 3, 3, ic), _f(oc)
     attrs = _attrs((1, 1, 1, 1), (1, 1), (1, 1))
     shape = (n, ih, iw, oc)
