@@ -283,6 +283,50 @@ static inline void store8(const conv_args *a, __m256 v, ptrdiff_t off, int c, in
 }
 #endif
 
+/* W-bit vector intrinsics by width: NK_V(256, fmadd_ps) is _mm256_fmadd_ps, NK_V(512, loadu_ps) _mm512_loadu_ps. */
+#define NK_V(W, op) _mm##W##_##op
+
+/* Store the W-bit sums x (bias included) at y + ro: + the residual when ``res``, then the clamp [lo, hi] when
+ * ``clamp`` (conv_args modes 0-3; max_ps/min_ps return the second operand when either is NaN: NaN propagates). */
+#define NK_EPI_STORE(W, x, ro, lo, hi) { __m##W t_ = x; \
+        if (res) t_ = NK_V(W, add_ps)(t_, NK_V(W, loadu_ps)(a->res + (ro))); \
+        if (clamp) t_ = NK_V(W, min_ps)(hi, NK_V(W, max_ps)(lo, t_)); \
+        NK_V(W, storeu_ps)(a->y + (ro), t_); }
+
+/* tile()'s six sums d0..d5 of one panel's first W/32 channels over [kb, ke), in W-bit registers: from the bias
+ * (or cb's partial sums), k in order; when the block is not the last, they go back to cb and tile() returns. */
+#define NK_SIX_SUMS(W) \
+        __m##W d0, d1, d2, d3, d4, d5; \
+        if (cb == NULL || kb == 0) { \
+            d0 = NK_V(W, loadu_ps)(a->bpad + oc0); d1 = d0; d2 = d0; d3 = d0; d4 = d0; d5 = d0; \
+        } else { \
+            d0 = NK_V(W, loadu_ps)(cb); d1 = NK_V(W, loadu_ps)(cb + NR); d2 = NK_V(W, loadu_ps)(cb + 2 * NR); \
+            d3 = NK_V(W, loadu_ps)(cb + 3 * NR); d4 = NK_V(W, loadu_ps)(cb + 4 * NR); d5 = NK_V(W, loadu_ps)(cb + 5 * NR); \
+        } \
+        for (long k = kb; k < ke; t++, ic0 = 0) { \
+            int len = seg - ic0; \
+            if (len > ke - k) len = (int)(ke - k); \
+            long o = a->toff[t] + ic0; \
+            const float *p0 = base[0] + o, *p1 = base[1] + o, *p2 = base[2] + o; \
+            const float *p3 = base[3] + o, *p4 = base[4] + o, *p5 = base[5] + o; \
+            for (int ic = 0; ic < len; ic++) { \
+                __m##W b0 = NK_V(W, loadu_ps)(bp); \
+                d0 = NK_V(W, fmadd_ps)(NK_V(W, set1_ps)(p0[ic]), b0, d0); \
+                d1 = NK_V(W, fmadd_ps)(NK_V(W, set1_ps)(p1[ic]), b0, d1); \
+                d2 = NK_V(W, fmadd_ps)(NK_V(W, set1_ps)(p2[ic]), b0, d2); \
+                d3 = NK_V(W, fmadd_ps)(NK_V(W, set1_ps)(p3[ic]), b0, d3); \
+                d4 = NK_V(W, fmadd_ps)(NK_V(W, set1_ps)(p4[ic]), b0, d4); \
+                d5 = NK_V(W, fmadd_ps)(NK_V(W, set1_ps)(p5[ic]), b0, d5); \
+                bp += NR; \
+            } \
+            k += len; \
+        } \
+        if (!last) { \
+            NK_V(W, storeu_ps)(cb, d0); NK_V(W, storeu_ps)(cb + NR, d1); NK_V(W, storeu_ps)(cb + 2 * NR, d2); \
+            NK_V(W, storeu_ps)(cb + 3 * NR, d3); NK_V(W, storeu_ps)(cb + 4 * NR, d4); NK_V(W, storeu_ps)(cb + 5 * NR, d5); \
+            return; \
+        }
+
 /* Rows r0 .. r0+mr-1 (mr <= MR; their input pointers in base), channel panel j, the k range [kb, ke).
  * cb == NULL: the whole K in one pass (sums start from the bias, end in the epilogue and y). Otherwise
  * cb holds the tile's partial sums [MR][NR] between k blocks: the first block starts from the bias,
@@ -297,36 +341,7 @@ static void tile(const conv_args *a, const float *const *base, long r0, int mr, 
     int last = ke == a->K;
 #ifdef NK_SIMD
     if (nc <= 8) {  /* a last panel of at most 8 channels: half the work (6 sums) */
-        __m256 d0, d1, d2, d3, d4, d5;
-        if (cb == NULL || kb == 0) {
-            d0 = _mm256_loadu_ps(a->bpad + oc0); d1 = d0; d2 = d0; d3 = d0; d4 = d0; d5 = d0;
-        } else {
-            d0 = _mm256_loadu_ps(cb + 0 * NR); d1 = _mm256_loadu_ps(cb + 1 * NR); d2 = _mm256_loadu_ps(cb + 2 * NR);
-            d3 = _mm256_loadu_ps(cb + 3 * NR); d4 = _mm256_loadu_ps(cb + 4 * NR); d5 = _mm256_loadu_ps(cb + 5 * NR);
-        }
-        for (long k = kb; k < ke; t++, ic0 = 0) {
-            int len = seg - ic0;
-            if (len > ke - k) len = (int)(ke - k);
-            long o = a->toff[t] + ic0;
-            const float *p0 = base[0] + o, *p1 = base[1] + o, *p2 = base[2] + o;
-            const float *p3 = base[3] + o, *p4 = base[4] + o, *p5 = base[5] + o;
-            for (int ic = 0; ic < len; ic++) {
-                __m256 b0 = _mm256_loadu_ps(bp);
-                d0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p0 + ic), b0, d0);
-                d1 = _mm256_fmadd_ps(_mm256_broadcast_ss(p1 + ic), b0, d1);
-                d2 = _mm256_fmadd_ps(_mm256_broadcast_ss(p2 + ic), b0, d2);
-                d3 = _mm256_fmadd_ps(_mm256_broadcast_ss(p3 + ic), b0, d3);
-                d4 = _mm256_fmadd_ps(_mm256_broadcast_ss(p4 + ic), b0, d4);
-                d5 = _mm256_fmadd_ps(_mm256_broadcast_ss(p5 + ic), b0, d5);
-                bp += NR;
-            }
-            k += len;
-        }
-        if (!last) {
-            _mm256_storeu_ps(cb + 0 * NR, d0); _mm256_storeu_ps(cb + 1 * NR, d1); _mm256_storeu_ps(cb + 2 * NR, d2);
-            _mm256_storeu_ps(cb + 3 * NR, d3); _mm256_storeu_ps(cb + 4 * NR, d4); _mm256_storeu_ps(cb + 5 * NR, d5);
-            return;
-        }
+        NK_SIX_SUMS(256)
         ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
         if (mr > 0) store8(a, d0, off, oc0, nc);
         if (mr > 1) store8(a, d1, off + OC, oc0, nc);
@@ -338,44 +353,11 @@ static void tile(const conv_args *a, const float *const *base, long r0, int mr, 
     }
 #if defined(__AVX512F__)
     if (nc == NR && mr > 3 && a->mode <= 3) {  /* a full lone panel: 6 x 16 in six zmm sums, bias/residual/clamp */
-        __m512 d0, d1, d2, d3, d4, d5;
-        if (cb == NULL || kb == 0) {
-            d0 = _mm512_loadu_ps(a->bpad + oc0); d1 = d0; d2 = d0; d3 = d0; d4 = d0; d5 = d0;
-        } else {
-            d0 = _mm512_loadu_ps(cb); d1 = _mm512_loadu_ps(cb + NR); d2 = _mm512_loadu_ps(cb + 2 * NR);
-            d3 = _mm512_loadu_ps(cb + 3 * NR); d4 = _mm512_loadu_ps(cb + 4 * NR); d5 = _mm512_loadu_ps(cb + 5 * NR);
-        }
-        for (long k = kb; k < ke; t++, ic0 = 0) {
-            int len = seg - ic0;
-            if (len > ke - k) len = (int)(ke - k);
-            long o = a->toff[t] + ic0;
-            const float *p0 = base[0] + o, *p1 = base[1] + o, *p2 = base[2] + o;
-            const float *p3 = base[3] + o, *p4 = base[4] + o, *p5 = base[5] + o;
-#pragma GCC unroll 4
-            for (int ic = 0; ic < len; ic++) {
-                __m512 b0 = _mm512_loadu_ps(bp);
-                d0 = _mm512_fmadd_ps(_mm512_set1_ps(p0[ic]), b0, d0);
-                d1 = _mm512_fmadd_ps(_mm512_set1_ps(p1[ic]), b0, d1);
-                d2 = _mm512_fmadd_ps(_mm512_set1_ps(p2[ic]), b0, d2);
-                d3 = _mm512_fmadd_ps(_mm512_set1_ps(p3[ic]), b0, d3);
-                d4 = _mm512_fmadd_ps(_mm512_set1_ps(p4[ic]), b0, d4);
-                d5 = _mm512_fmadd_ps(_mm512_set1_ps(p5[ic]), b0, d5);
-                bp += NR;
-            }
-            k += len;
-        }
-        if (!last) {
-            _mm512_storeu_ps(cb, d0); _mm512_storeu_ps(cb + NR, d1); _mm512_storeu_ps(cb + 2 * NR, d2);
-            _mm512_storeu_ps(cb + 3 * NR, d3); _mm512_storeu_ps(cb + 4 * NR, d4); _mm512_storeu_ps(cb + 5 * NR, d5);
-            return;
-        }
+        NK_SIX_SUMS(512)
         ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
         const __m512 zlo = _mm512_set1_ps(a->lo), zhi = _mm512_set1_ps(a->hi);
         const int res = a->mode >= 2, clamp = a->mode & 1;
-#define NK_OUT(x, i) if (mr > i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; __m512 t_ = x; \
-                        if (res) t_ = _mm512_add_ps(t_, _mm512_loadu_ps(a->res + ro)); \
-                        if (clamp) t_ = _mm512_min_ps(zhi, _mm512_max_ps(zlo, t_)); \
-                        _mm512_storeu_ps(a->y + ro, t_); }
+#define NK_OUT(x, i) if (mr > i) NK_EPI_STORE(512, x, off + (ptrdiff_t)i * OC, zlo, zhi)
         NK_OUT(d0, 0) NK_OUT(d1, 1) NK_OUT(d2, 2) NK_OUT(d3, 3) NK_OUT(d4, 4) NK_OUT(d5, 5)
 #undef NK_OUT
         return;
@@ -466,31 +448,20 @@ static void tile(const conv_args *a, const float *const *base, long r0, int mr, 
     if (a->mode <= 3 && nc == NR) {  /* a full panel, bias (+ residual) (+ clamp): store8's operations inline */
         const __m256 vlo = _mm256_set1_ps(a->lo), vhi = _mm256_set1_ps(a->hi);
         const int res = a->mode >= 2, clamp = a->mode & 1;
-#define NK_OUT(x, ro) { __m256 t_ = x; \
-                        if (res) t_ = _mm256_add_ps(t_, _mm256_loadu_ps(a->res + (ro))); \
-                        if (clamp) t_ = _mm256_min_ps(vhi, _mm256_max_ps(vlo, t_)); \
-                        _mm256_storeu_ps(a->y + (ro), t_); }
-#define NK_ROW(i, lo, hi) if (mr > i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; NK_OUT(lo, ro) NK_OUT(hi, ro + 8) }
-        NK_ROW(0, c00, c01)
-        NK_ROW(1, c10, c11)
-        NK_ROW(2, c20, c21)
-        NK_ROW(3, c30, c31)
-        NK_ROW(4, c40, c41)
-        NK_ROW(5, c50, c51)
+#define NK_ROWS6 NK_ROW(0, c00, c01) NK_ROW(1, c10, c11) NK_ROW(2, c20, c21) \
+                 NK_ROW(3, c30, c31) NK_ROW(4, c40, c41) NK_ROW(5, c50, c51)
+#define NK_ROW(i, lo, hi) if (mr > i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; \
+                                        NK_EPI_STORE(256, lo, ro, vlo, vhi) NK_EPI_STORE(256, hi, ro + 8, vlo, vhi) }
+        NK_ROWS6
 #undef NK_ROW
-#undef NK_OUT
         return;
     }
 #define NK_ROW(i, lo, hi) \
     if (mr > i) { store8(a, lo, off + (ptrdiff_t)i * OC, oc0, n0); \
                   if (n1 > 0) store8(a, hi, off + (ptrdiff_t)i * OC + 8, oc0 + 8, n1); }
-    NK_ROW(0, c00, c01)
-    NK_ROW(1, c10, c11)
-    NK_ROW(2, c20, c21)
-    NK_ROW(3, c30, c31)
-    NK_ROW(4, c40, c41)
-    NK_ROW(5, c50, c51)
+    NK_ROWS6
 #undef NK_ROW
+#undef NK_ROWS6
 #else
     float acc[MR][NR];
     if (cb == NULL || kb == 0) memset(acc, 0, sizeof acc);
@@ -520,7 +491,7 @@ static void tile(const conv_args *a, const float *const *base, long r0, int mr, 
 #endif
 }
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(NK_SIMD)
 #define NK_PAIR 1
 /* Two full panels j, j+1 (32 channels) of rows r0 .. r0+mr-1 at once: 6 x 2 vectors of 16, each broadcast
  * input value serving two FMAs (AVX-512's 32 registers hold the 12 sums). cb: [MR][2*NR] as in tile(). */
@@ -570,14 +541,10 @@ static void tile2(const conv_args *a, const float *const *base, long r0, int mr,
     if (a->mode <= 3) {  /* bias (+ residual) (+ clamp) on whole registers: the store8 path's operations */
         const __m512 lo = _mm512_set1_ps(a->lo), hi = _mm512_set1_ps(a->hi);
         const int res = a->mode >= 2, clamp = a->mode & 1;
-#define NK_OUT(x, ro) { __m512 t_ = x; \
-                        if (res) t_ = _mm512_add_ps(t_, _mm512_loadu_ps(a->res + (ro))); \
-                        if (clamp) t_ = _mm512_min_ps(hi, _mm512_max_ps(lo, t_)); \
-                        _mm512_storeu_ps(a->y + (ro), t_); }
-#define NK_ROW(i) if (mr > i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; NK_OUT(u##i, ro) NK_OUT(v##i, ro + NR) }
+#define NK_ROW(i) if (mr > i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; \
+                                NK_EPI_STORE(512, u##i, ro, lo, hi) NK_EPI_STORE(512, v##i, ro + NR, lo, hi) }
         NK_ROW(0) NK_ROW(1) NK_ROW(2) NK_ROW(3) NK_ROW(4) NK_ROW(5)
 #undef NK_ROW
-#undef NK_OUT
         return;
     }
 #define NK_LO(v) _mm512_castps512_ps256(v)
@@ -836,7 +803,7 @@ int nk_bmm_f32(const float *a, long sab, long sam, const float *b, long sbb, lon
 
 /* -- DEPTHWISE_CONV2D ------------------------------------------------------------------------------ */
 
-#if defined(__AVX__)
+#ifdef NK_SIMD  /* AVX2 and FMA */
 static inline __m256 epi_vec(__m256 v, int nops, const int *codes, const float *prm,
                              const float *const *ptrs, ptrdiff_t off, int c) {
     for (int i = 0; i < nops; i++) {
@@ -872,7 +839,7 @@ static void dw_pixels_m1(const float *x, int IH, int IW, int C, const float *w, 
         ptrdiff_t ooff = (((ptrdiff_t)n * OH + oy) * OW + ox) * C;
         float *yo = y + ooff;
         int c = 0;
-#if defined(__AVX__)
+#ifdef NK_SIMD  /* AVX2 and FMA */
         /* the taps inside the input, row-major (the reference's order), listed once per pixel */
         ptrdiff_t xo[64], wo[64];
         int nt = 0;
@@ -916,6 +883,7 @@ static void dw_pixels_m1(const float *x, int IH, int IW, int C, const float *w, 
     }
 }
 
+#ifdef NK_SIMD
 /* The interior pixels [lo, hi) of a 3x3 depthwise output row whose three input rows r0..r2 are all inside the
  * input (dilation 1, stride sx, C a multiple of 8, no post-op but a clamp): channel blocks outermost with the nine
  * weight vectors and the bias in registers, pixels inside, two at a time. The same sums in the same order as the
@@ -925,88 +893,52 @@ static void dw3_full_rows(const float *r0, const float *r1, const float *r2, con
                           float *yrow, int C, int sx, int pl, int lo, int hi, int clamp, float flo, float fhi) {
     const ptrdiff_t sxc = (ptrdiff_t)sx * C, c1 = C, c2 = 2 * (ptrdiff_t)C;
     int cb = 0;
+/* One pass of LANES channels with W-bit vectors (see NK_V). */
+#define NK_DW3_ROW(W, p, q, wa, wb, wc) \
+    a = NK_V(W, fmadd_ps)(NK_V(W, loadu_ps)(p), wa, a); b = NK_V(W, fmadd_ps)(NK_V(W, loadu_ps)(q), wa, b); \
+    a = NK_V(W, fmadd_ps)(NK_V(W, loadu_ps)((p) + c1), wb, a); b = NK_V(W, fmadd_ps)(NK_V(W, loadu_ps)((q) + c1), wb, b); \
+    a = NK_V(W, fmadd_ps)(NK_V(W, loadu_ps)((p) + c2), wc, a); b = NK_V(W, fmadd_ps)(NK_V(W, loadu_ps)((q) + c2), wc, b);
+#define NK_DW3_FIN(W, v) v = NK_V(W, add_ps)(v, bv); \
+    if (clamp) v = NK_V(W, min_ps)(vhi, NK_V(W, max_ps)(vlo, v)); /* NaN propagates: see store8 */
+#define NK_DW3_PASS(W, LANES) \
+    for (; cb + (LANES) <= C; cb += (LANES)) { \
+        const __m##W vlo = NK_V(W, set1_ps)(flo), vhi = NK_V(W, set1_ps)(fhi), zero = NK_V(W, setzero_ps)(); \
+        const __m##W w00 = NK_V(W, loadu_ps)(w + cb), w01 = NK_V(W, loadu_ps)(w + C + cb); \
+        const __m##W w02 = NK_V(W, loadu_ps)(w + 2 * C + cb), w10 = NK_V(W, loadu_ps)(w + 3 * C + cb); \
+        const __m##W w11 = NK_V(W, loadu_ps)(w + 4 * C + cb), w12 = NK_V(W, loadu_ps)(w + 5 * C + cb); \
+        const __m##W w20 = NK_V(W, loadu_ps)(w + 6 * C + cb), w21 = NK_V(W, loadu_ps)(w + 7 * C + cb); \
+        const __m##W w22 = NK_V(W, loadu_ps)(w + 8 * C + cb), bv = NK_V(W, loadu_ps)(bias + cb); \
+        ptrdiff_t at = (ptrdiff_t)(lo * sx - pl) * C + cb; \
+        const float *p0 = r0 + at, *p1 = r1 + at, *p2 = r2 + at; \
+        float *o = yrow + (ptrdiff_t)lo * C + cb; \
+        int ox = lo; \
+        for (; ox + 2 <= hi; ox += 2, p0 += 2 * sxc, p1 += 2 * sxc, p2 += 2 * sxc, o += 2 * C) { \
+            __m##W a = zero, b = zero; \
+            NK_DW3_ROW(W, p0, p0 + sxc, w00, w01, w02) \
+            NK_DW3_ROW(W, p1, p1 + sxc, w10, w11, w12) \
+            NK_DW3_ROW(W, p2, p2 + sxc, w20, w21, w22) \
+            NK_DW3_FIN(W, a) NK_DW3_FIN(W, b) \
+            NK_V(W, storeu_ps)(o, a); NK_V(W, storeu_ps)(o + C, b); \
+        } \
+        if (ox < hi) { \
+            __m##W a = zero, b = zero; \
+            NK_DW3_ROW(W, p0, p0, w00, w01, w02) \
+            NK_DW3_ROW(W, p1, p1, w10, w11, w12) \
+            NK_DW3_ROW(W, p2, p2, w20, w21, w22) \
+            NK_DW3_FIN(W, a) \
+            NK_V(W, storeu_ps)(o, a); \
+            (void)b; \
+        } \
+    }
 #if defined(__AVX512F__)
-    /* 16 channels (a cache line) per pass: each input line is read once per pass over the row */
-    {
-        const __m512 vlo = _mm512_set1_ps(flo), vhi = _mm512_set1_ps(fhi), zero = _mm512_setzero_ps();
-        for (; cb + 16 <= C; cb += 16) {
-            const __m512 w00 = _mm512_loadu_ps(w + cb), w01 = _mm512_loadu_ps(w + C + cb), w02 = _mm512_loadu_ps(w + 2 * C + cb);
-            const __m512 w10 = _mm512_loadu_ps(w + 3 * C + cb), w11 = _mm512_loadu_ps(w + 4 * C + cb);
-            const __m512 w12 = _mm512_loadu_ps(w + 5 * C + cb), w20 = _mm512_loadu_ps(w + 6 * C + cb);
-            const __m512 w21 = _mm512_loadu_ps(w + 7 * C + cb), w22 = _mm512_loadu_ps(w + 8 * C + cb);
-            const __m512 bv = _mm512_loadu_ps(bias + cb);
-            ptrdiff_t at = (ptrdiff_t)(lo * sx - pl) * C + cb;
-            const float *p0 = r0 + at, *p1 = r1 + at, *p2 = r2 + at;
-            float *o = yrow + (ptrdiff_t)lo * C + cb;
-            int ox = lo;
-#define NK_ROW3Z(p, q, wa, wb, wc) \
-            a = _mm512_fmadd_ps(_mm512_loadu_ps(p), wa, a); b = _mm512_fmadd_ps(_mm512_loadu_ps(q), wa, b); \
-            a = _mm512_fmadd_ps(_mm512_loadu_ps((p) + c1), wb, a); b = _mm512_fmadd_ps(_mm512_loadu_ps((q) + c1), wb, b); \
-            a = _mm512_fmadd_ps(_mm512_loadu_ps((p) + c2), wc, a); b = _mm512_fmadd_ps(_mm512_loadu_ps((q) + c2), wc, b);
-            for (; ox + 2 <= hi; ox += 2, p0 += 2 * sxc, p1 += 2 * sxc, p2 += 2 * sxc, o += 2 * C) {
-                __m512 a = zero, b = zero;
-                NK_ROW3Z(p0, p0 + sxc, w00, w01, w02)
-                NK_ROW3Z(p1, p1 + sxc, w10, w11, w12)
-                NK_ROW3Z(p2, p2 + sxc, w20, w21, w22)
-                a = _mm512_add_ps(a, bv); b = _mm512_add_ps(b, bv);
-                if (clamp) {
-                    a = _mm512_min_ps(vhi, _mm512_max_ps(vlo, a)); b = _mm512_min_ps(vhi, _mm512_max_ps(vlo, b));
-                }
-                _mm512_storeu_ps(o, a); _mm512_storeu_ps(o + C, b);
-            }
-            if (ox < hi) {
-                __m512 a = zero, b = zero;
-                NK_ROW3Z(p0, p0, w00, w01, w02)
-                NK_ROW3Z(p1, p1, w10, w11, w12)
-                NK_ROW3Z(p2, p2, w20, w21, w22)
-                a = _mm512_add_ps(a, bv);
-                if (clamp) a = _mm512_min_ps(vhi, _mm512_max_ps(vlo, a));
-                _mm512_storeu_ps(o, a);
-                (void)b;
-            }
-#undef NK_ROW3Z
-        }
-    }
+    NK_DW3_PASS(512, 16)  /* 16 channels (a cache line) per pass: each input line is read once per pass over the row */
 #endif
-    const __m256 vlo = _mm256_set1_ps(flo), vhi = _mm256_set1_ps(fhi), zero = _mm256_setzero_ps();
-    for (; cb < C; cb += 8) {
-        const __m256 w00 = _mm256_loadu_ps(w + cb), w01 = _mm256_loadu_ps(w + C + cb), w02 = _mm256_loadu_ps(w + 2 * C + cb);
-        const __m256 w10 = _mm256_loadu_ps(w + 3 * C + cb), w11 = _mm256_loadu_ps(w + 4 * C + cb);
-        const __m256 w12 = _mm256_loadu_ps(w + 5 * C + cb), w20 = _mm256_loadu_ps(w + 6 * C + cb);
-        const __m256 w21 = _mm256_loadu_ps(w + 7 * C + cb), w22 = _mm256_loadu_ps(w + 8 * C + cb);
-        const __m256 bv = _mm256_loadu_ps(bias + cb);
-        ptrdiff_t at = (ptrdiff_t)(lo * sx - pl) * C + cb;
-        const float *p0 = r0 + at, *p1 = r1 + at, *p2 = r2 + at;
-        float *o = yrow + (ptrdiff_t)lo * C + cb;
-        int ox = lo;
-#define NK_ROW3(p, q, wa, wb, wc) \
-        a = _mm256_fmadd_ps(_mm256_loadu_ps(p), wa, a); b = _mm256_fmadd_ps(_mm256_loadu_ps(q), wa, b); \
-        a = _mm256_fmadd_ps(_mm256_loadu_ps((p) + c1), wb, a); b = _mm256_fmadd_ps(_mm256_loadu_ps((q) + c1), wb, b); \
-        a = _mm256_fmadd_ps(_mm256_loadu_ps((p) + c2), wc, a); b = _mm256_fmadd_ps(_mm256_loadu_ps((q) + c2), wc, b);
-        for (; ox + 2 <= hi; ox += 2, p0 += 2 * sxc, p1 += 2 * sxc, p2 += 2 * sxc, o += 2 * C) {
-            __m256 a = zero, b = zero;
-            NK_ROW3(p0, p0 + sxc, w00, w01, w02)
-            NK_ROW3(p1, p1 + sxc, w10, w11, w12)
-            NK_ROW3(p2, p2 + sxc, w20, w21, w22)
-            a = _mm256_add_ps(a, bv); b = _mm256_add_ps(b, bv);
-            if (clamp) {  /* max_ps/min_ps return the second operand when either is NaN: NaN propagates */
-                a = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a)); b = _mm256_min_ps(vhi, _mm256_max_ps(vlo, b));
-            }
-            _mm256_storeu_ps(o, a); _mm256_storeu_ps(o + C, b);
-        }
-        if (ox < hi) {
-            __m256 a = zero, b = zero;
-            NK_ROW3(p0, p0, w00, w01, w02)
-            NK_ROW3(p1, p1, w10, w11, w12)
-            NK_ROW3(p2, p2, w20, w21, w22)
-            a = _mm256_add_ps(a, bv);
-            if (clamp) a = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a));
-            _mm256_storeu_ps(o, a);
-            (void)b;
-        }
-#undef NK_ROW3
-    }
+    NK_DW3_PASS(256, 8)
+#undef NK_DW3_PASS
+#undef NK_DW3_FIN
+#undef NK_DW3_ROW
 }
+#endif
 
 /* One output row (n, oy), channel multiplier 1. For 3x3 kernels the pixels whose three columns are
  * all inside the input take a path with the nine weight vectors in registers (the same sums in the
@@ -1015,7 +947,7 @@ static void dw_row_m1(const float *x, int IH, int IW, int C, const float *w, int
                       const float *bias, float *y, int OW, int sy, int sx, int dy, int dx, int pt, int pl,
                       int n, int oy, int OH, int nops, const int *codes, const float *prm,
                       const float *const *ptrs) {
-#if defined(__AVX__)
+#ifdef NK_SIMD  /* AVX2 and FMA */
     if (KH == 3 && KW == 3 && C >= 8) {
         /* interior columns: ox*sx - pl >= 0 and ox*sx - pl + 2*dx <= IW - 1 */
         int lo = (pl + sx - 1) / sx;

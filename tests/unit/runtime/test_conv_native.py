@@ -473,19 +473,21 @@ def test_gemm_with_run_time_weights(threads: int, monkeypatch: pytest.MonkeyPatc
     assert calls == ([] if threads > 1 and WIDE else [1])
 
 
-CPU_HAS_AVX512 = "avx512f" in native._cpu_id().split()
-
-
-@pytest.mark.skipif(not (HAVE_NATIVE and CPU_HAS_AVX512), reason="the default build has no AVX-512 paths to avoid")
-def test_conv_kernels_built_without_avx512(tmp_path) -> None:  # noqa: ANN001
-    """conv.c's AVX2 tiles (what a machine without AVX-512 runs) pass this file's native CONV2D and GEMM cases too:
-    the kernels are rebuilt with ``NNKILN_NATIVE_FLAGS=-mno-avx512f`` in a fresh process."""
+@pytest.mark.parametrize("flags,needs,tests", [
+    ("-mno-avx512f", "avx512f", "native and (conv2d or gemm) and not other_builds"),  # what AVX2 machines run
+    ("-mno-avx", "", "native and (conv2d or depthwise or pool) and not other_builds"),  # no SIMD at all: scalar C
+])
+def test_conv_kernels_in_other_builds(tmp_path, flags: str, needs: str, tests: str) -> None:  # noqa: ANN001
+    """conv.c built for other machines (``NNKILN_NATIVE_FLAGS``, in a fresh process) compiles and passes this file's
+    native cases: the AVX2 tiles of a machine without AVX-512, and the scalar code of one without AVX (every SIMD
+    path must stay behind the right guard: a build failure would silently drop every native kernel)."""
     import os
 
-    env = {**os.environ, "NNKILN_NATIVE_FLAGS": "-mno-avx512f", "NNKILN_CACHE_DIR": str(tmp_path)}
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
-                        "native and (conv2d or gemm) and not without_avx512"], capture_output=True, text=True, env=env,
-                       timeout=600)
+    if not HAVE_NATIVE or (needs and needs not in native._cpu_id().split()):
+        pytest.skip(f"no native library, or the default build has no {needs} paths to avoid")
+    env = {**os.environ, "NNKILN_NATIVE_FLAGS": flags, "NNKILN_CACHE_DIR": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", tests],
+                       capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "failed" not in r.stdout
     assert any(f.name.startswith("conv-") for f in tmp_path.iterdir())  # the rebuilt library was used
