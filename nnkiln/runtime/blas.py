@@ -57,11 +57,13 @@ def find_blas_thread_controls() -> tuple[object, object] | None:
     return None
 
 
-def _controls() -> tuple[object, object] | None:
+def controls() -> tuple[object, object] | None:
+    """OpenBLAS's (get, set) thread-count functions, found once per process (None: not found)."""
     global _funcs
-    with _lock:
-        if _funcs is False:
-            _funcs = find_blas_thread_controls()
+    if _funcs is False:
+        with _lock:
+            if _funcs is False:
+                _funcs = find_blas_thread_controls()
     return _funcs or None  # type: ignore[return-value]
 
 
@@ -79,7 +81,7 @@ def usable_cpus() -> int:
 
 def default_threads() -> int:
     """The thread count outside any ``thread_budget``: OpenBLAS's, at most the usable CPUs."""
-    funcs = _funcs if _funcs is not False else _controls()
+    funcs = controls()
     n = int(funcs[0]()) if funcs else _CPUS  # type: ignore[operator,index]
     return max(1, min(n, _CPUS))
 
@@ -87,7 +89,7 @@ def default_threads() -> int:
 @contextmanager
 def single_threaded_blas() -> Iterator[None]:
     global _multi
-    funcs = _controls()
+    funcs = controls()
     with _lock:
         _multi += 1
     try:
@@ -115,7 +117,7 @@ def thread_budget(n: int) -> Iterator[None]:
         yield
         return
     n = max(1, min(int(n), _CPUS))
-    funcs = _controls()
+    funcs = controls()
     outer = _budget
     before = int(funcs[0]()) if funcs else n  # type: ignore[index,operator]
     if before != n:

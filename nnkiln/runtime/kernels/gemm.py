@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nnkiln.backend.blob_format import BufferDesc, Memory, TaskDesc
+from nnkiln.runtime.blas import controls
 
 SMALL_FLOPS = 2.5e7
 SHARED_SMALL_FLOPS = 2e8
 NATIVE_GEMM_MAX_BYTES = 64 << 20
-_funcs: tuple | None | bool = False
 
 
 @dataclass
@@ -97,18 +97,9 @@ def current_plan() -> GemmPlan:
     return getattr(_current, "plan", None) or _DEFAULT
 
 
-def _blas() -> tuple | None:
-    global _funcs
-    if _funcs is False:
-        from nnkiln.runtime.blas import find_blas_thread_controls
-
-        _funcs = find_blas_thread_controls()
-    return _funcs  # type: ignore[return-value]
-
-
 def blas_threads() -> int:
     """OpenBLAS's current thread count (1 if it cannot be found)."""
-    funcs = _blas()
+    funcs = controls()
     return int(funcs[0]()) if funcs else 1  # type: ignore[operator]
 
 
@@ -123,7 +114,7 @@ def min_rows(flops_per_row: float) -> int:
 def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray, small_flops: float = SMALL_FLOPS) -> None:
     """``np.matmul(a, b, out=out)``; single-threaded BLAS when the product is below ``small_flops``."""
     flops = 2.0 * out.size * a.shape[-1]
-    funcs = _blas() if flops < small_flops else None
+    funcs = controls() if flops < small_flops else None
     if not funcs:
         np.matmul(a, b, out=out)
         return

@@ -136,6 +136,12 @@ def _int8_operands(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc], consts: S
             and ob[0].kind is Kind.I32 and consts[1] is not None and consts[2] is not None)
 
 
+def _zps_bias(attrs: dict[str, Any], consts: Sequence[np.ndarray | None], n: int) -> tuple[int, int, np.ndarray]:
+    """(input zero point, weight zero point, the constant bias as ``n`` contiguous int32) of an int8 convolution."""
+    bias = np.ascontiguousarray(np.broadcast_to(np.asarray(consts[2], np.int32).reshape(-1), (n,)))
+    return int(attrs.get("input_zp", 0)), int(attrs.get("weight_zp", 0)), bias
+
+
 def _sums_fit(izp: int, wi: np.ndarray, bias: np.ndarray, axis: int) -> bool:
     """Whether int16 holds ``x - izp`` (x int8) and the weights ``wi`` (zero point removed), and no sum of products
     over ``axis`` of ``wi`` plus the bias can leave int32 (then the spec's accumulator REQUIRE cannot fire)."""
@@ -172,8 +178,7 @@ def _conv(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     n, ih, iw, ic, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr = geo
     if w.shape[-1] != ic or (name == "tosa.conv2d" and ob[0].shape != (n, oh, ow, oc)):
         return None
-    bias = np.ascontiguousarray(np.broadcast_to(np.asarray(consts[2], np.int32).reshape(-1), (oc,)))
-    izp, wzp = int(attrs.get("input_zp", 0)), int(attrs.get("weight_zp", 0))
+    izp, wzp, bias = _zps_bias(attrs, consts, oc)
     k = kh * kw * ic
     if not _sums_fit(izp, w.reshape(oc, k).astype(np.int64) - wzp, bias, 1):
         return None  # the reference checks the REQUIRE
@@ -239,9 +244,8 @@ def _depthwise(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
     n, ih, iw, c, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr = geo
     if wc != c or ob[0].shape != (n, oh, ow, c):
         return None
-    izp, wzp = int(attrs.get("input_zp", 0)), int(attrs.get("weight_zp", 0))
+    izp, wzp, bias = _zps_bias(attrs, consts, c)
     wi = w.reshape(kh * kw, c).astype(np.int64) - wzp
-    bias = np.ascontiguousarray(np.broadcast_to(np.asarray(consts[2], np.int32).reshape(-1), (c,)))
     if not _sums_fit(izp, wi, bias, 0):
         return None  # the reference checks the REQUIRE
     w16 = np.ascontiguousarray(wi.astype(np.int16))
