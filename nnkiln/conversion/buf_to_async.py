@@ -15,7 +15,7 @@ instance chosen by a list scheduler; the executes' order in the IR is the schedu
   target's). A task's cost is an estimate (multiply-accumulates for conv/matmul-like kernels, else
   bytes moved); priority = the longest cost path from the task to the end (bottom level). List
   scheduling: repeatedly take the ready task that can start earliest (ties: higher priority), put it
-  on the executor instance that becomes free first.
+  on the executor instance that becomes free first. On one instance the program order is kept.
 - ``async.await_all`` of the tokens nobody waits for is placed before ``func.return``.
 
 Legal before: buf IR (``tosa-to-buf``), one block per function. After: async IR; every kernel/copy
@@ -90,7 +90,11 @@ def build_tasks(ops: list[Operation]) -> list[Task]:
 
 
 def list_schedule(tasks: list[Task], instances: int) -> list[tuple[int, int]]:
-    """(task index, executor instance) in schedule order."""
+    """(task index, executor instance) in schedule order. On one instance every topological order
+    finishes at the same time, so the program order is kept: it is the order the frontends and passes
+    chose for memory (depth-first; ``split-batch``'s sample after sample)."""
+    if instances == 1:
+        return [(i, 0) for i in range(len(tasks))]
     users: list[list[int]] = [[] for _ in tasks]
     for i, t in enumerate(tasks):
         for d in t.deps:

@@ -3,6 +3,12 @@
 What:
 - ``tosa.const`` / ``const.declare`` → ``buf.const`` (the numpy data, lazy transformations applied).
 - ``tosa.reshape`` → ``buf.reshape`` (a view: same bytes); ``tosa.identity`` → an alias (no op).
+- ``tosa.slice`` of one contiguous byte range (the dimensions before the first partial one have extent
+  1, those after it are whole) of an input or computed buffer → ``buf.subview`` (a view, no copy).
+- ``tosa.concat`` along an axis with only extent-1 dimensions before it (each input is one contiguous
+  range of the result) → the result buffer is allocated first; an input that is a kernel result used
+  only there is written by its kernel straight into its ``buf.subview`` of the result, any other is
+  copied there (``buf.copy``); ``buf.concat_view`` then orders those writes before the result's uses.
 - every other tosa op → ``buf.alloc`` per result + ``buf.kernel "<op name>" ins(operands) outs(allocs)``;
   ``attrs`` = the op's properties unchanged, plus the defaults of absent optional properties (so a
   kernel gets exactly the ``attr_values()`` the reference interpreter uses).
@@ -45,7 +51,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from nnkiln.dialects.buf import AllocOp, ConstOp, CopyOp, KernelOp, ReshapeOp
+from nnkiln.dialects.buf import AllocOp, ConcatViewOp, ConstOp, CopyOp, KernelOp, ReshapeOp, SubviewOp, base_buffer
 from nnkiln.errors import NotExecutableError
 
 _ALIASES = ("tosa.identity",)
@@ -110,6 +116,47 @@ def _destinations(func: FuncOp, out_args: list[SSAValue]) -> dict[SSAValue, tupl
     return dest
 
 
+def _contiguous_slice(op: Operation) -> bool:
+    """A SLICE whose box is one contiguous byte range of its input (see ``buf.subview``)."""
+    shape = list(op.operands[0].type.get_shape())  # type: ignore[attr-defined]
+    start, size = op.properties["start"].get_values(), op.properties["size"].get_values()  # type: ignore[attr-defined]
+    partial = [i for i, n in enumerate(size) if n != 1]
+    k = partial[0] if partial else len(shape)
+    return all(start[i] == 0 and size[i] == shape[i] for i in range(k + 1, len(shape)))
+
+
+def _view_concats(func: FuncOp, dest: dict[SSAValue, tuple[SSAValue, list[int] | None]]
+                  ) -> dict[SSAValue, tuple[Operation, int]]:
+    """Kernel results written straight into their slot of a CONCAT → (the concat, operand index)."""
+    slots: dict[SSAValue, tuple[Operation, int]] = {}
+    for op in func.body.block.ops:
+        if op.name != "tosa.concat":
+            continue
+        axis = int(op.properties["axis"].value.data)  # type: ignore[attr-defined]
+        if any(d != 1 for d in op.results[0].type.get_shape()[:axis]):  # type: ignore[attr-defined]
+            continue
+        for i, v in enumerate(op.operands):
+            owner = v.owner
+            if (isinstance(owner, Operation) and owner.name.startswith("tosa.") and owner.name not in _NO_SLOT
+                    and v.has_one_use() and v not in dest):
+                slots[v] = (op, i)
+    return slots
+
+
+_NO_SLOT = ("tosa.const", "tosa.concat", "tosa.slice", "tosa.cond_if", "tosa.while_loop", *_VIEWS, *_ALIASES)
+"""Producers that do not write a buffer of their own here (views, aliases, constants, nested concats)
+or whose kernels take no view outputs (control flow)."""
+
+
+def _slot_offsets(cat: Operation, index: int) -> tuple[list[int], list[int]]:
+    axis = int(cat.properties["axis"].value.data)  # type: ignore[attr-defined]
+    shape = list(cat.results[0].type.get_shape())  # type: ignore[attr-defined]
+    offsets = [0] * len(shape)
+    offsets[axis] = sum(v.type.get_shape()[axis] for v in cat.operands[:index])  # type: ignore[attr-defined]
+    sizes = list(cat.operands[index].type.get_shape())  # type: ignore[attr-defined]
+    return offsets, sizes
+
+
 def _program_const(data) -> ConstOp:  # noqa: ANN001
     from nnkiln.ir.elements import from_numpy
 
@@ -137,6 +184,8 @@ def convert_function(func: FuncOp, pipeline: str = "default") -> FuncOp:
     dest = _destinations(func, out_args)
     env: dict[SSAValue, SSAValue] = dict(zip(old.args, in_args))
     claimed: set[SSAValue] = set()  # output arguments some kernel writes
+    slots = _view_concats(func, dest) if pipeline != "reference" else {}
+    concat_buffers: dict[Operation, SSAValue] = {}
 
     def add(op: Operation) -> Operation:
         block.add_op(op)
@@ -149,7 +198,11 @@ def convert_function(func: FuncOp, pipeline: str = "default") -> FuncOp:
         for r in op.results:
             t = memref_of(r.type)
             target = dest.get(r)
-            if target is not None and target[0] not in claimed:
+            if r in slots:
+                cat, index = slots[r]
+                offsets, sizes = _slot_offsets(cat, index)
+                outs.append(add(SubviewOp(concat_buffer(cat), offsets, sizes, t)).results[0])
+            elif target is not None and target[0] not in claimed:
                 claimed.add(target[0])
                 arg, shape = target
                 outs.append(arg if shape is None else add(ReshapeOp(arg, t)).results[0])
@@ -157,6 +210,25 @@ def convert_function(func: FuncOp, pipeline: str = "default") -> FuncOp:
                 outs.append(add(AllocOp(t)).results[0])
         return outs
 
+    def concat_buffer(cat: Operation) -> SSAValue:
+        if cat not in concat_buffers:
+            concat_buffers[cat] = result_buffers(cat)[0]
+        return concat_buffers[cat]
+
+    def convert_concat(op: Operation) -> None:
+        buf = concat_buffer(op)
+        ins = []
+        for i, v in enumerate(op.operands):
+            if slots.get(v) == (op, i):
+                ins.append(env[v])
+                continue
+            offsets, sizes = _slot_offsets(op, i)
+            view = add(SubviewOp(buf, offsets, sizes, memref_of(v.type))).results[0]
+            ins.append(add(CopyOp(env[v], view)).results[0])
+        view_op = add(ConcatViewOp.build(operands=[ins, [buf]], result_types=[[buf.type]]))
+        env[op.results[0]] = view_op.results[0]
+
+    viewed_concats = {cat for cat, _ in slots.values()}
     for op in old.ops:
         if isinstance(op, ReturnOp):
             for i, v in enumerate(op.operands):
@@ -169,6 +241,14 @@ def convert_function(func: FuncOp, pipeline: str = "default") -> FuncOp:
             env[op.results[0]] = env[op.operands[0]]
         elif op.name in _VIEWS:
             env[op.results[0]] = add(ReshapeOp(env[op.operands[0]], memref_of(op.results[0].type))).results[0]
+        elif op.name == "tosa.slice" and pipeline != "reference" and _contiguous_slice(op) and not isinstance(
+                base_buffer(env[op.operands[0]]).owner, ConstOp):
+            src = env[op.operands[0]]
+            view = SubviewOp(src, op.properties["start"].get_values(), op.properties["size"].get_values(),  # type: ignore[attr-defined]
+                             memref_of(op.results[0].type))
+            env[op.results[0]] = add(view).results[0]
+        elif op in viewed_concats:
+            convert_concat(op)
         elif op.name in CONTROL_FLOW:
             programs, operands = outline(op, pipeline)
             blobs = [add(_program_const(p)).results[0] for p in programs]
@@ -191,9 +271,7 @@ def convert_function(func: FuncOp, pipeline: str = "default") -> FuncOp:
 
 def _is_view_of(value: SSAValue, arg: SSAValue) -> bool:
     """``value`` is ``arg`` seen through views and kernel results (it was written in place)."""
-    from nnkiln.dialects.buf import base_buffer
-
-    return base_buffer(value) is arg and isinstance(value.owner, (KernelOp, ReshapeOp))
+    return base_buffer(value) is arg and isinstance(value.owner, (KernelOp, ReshapeOp, ConcatViewOp))
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 - ``reference``: tosa → rt with no optimisation: every op a plain kernel, one executor instance,
   no fusion, no constant folding. The baseline the optimised pipeline is checked against.
 - ``default``: canonicalize, fold constants, propagate transposes through layout-agnostic ops and
-  cancel the pairs that meet, fold per-channel constant add/mul into convolutions, then bufferize, fuse post-ops,
+  cancel the pairs that meet, fold per-channel constant add/mul into convolutions, run the early layers of a
+  batch once per sample where the target says it pays (``split-batch``), then bufferize, fuse post-ops,
   schedule on ``queues`` instances of the target's compute executor, plan memory and assign physical barriers.
 
 Queues: by default one instance when the executor's kernels are threaded themselves (the cpu: its kernels use
@@ -58,6 +59,7 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
     from nnkiln.transforms.tosa.fold_bias_add import FoldBiasAdd
     from nnkiln.transforms.tosa.fold_constants import FoldConstants
     from nnkiln.transforms.tosa.propagate_transposes import PropagateTransposes
+    from nnkiln.transforms.tosa.split_batch import SplitBatch
 
     return [
         Canonicalize(),
@@ -66,6 +68,7 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
         CancelTransposePairs(),
         FoldBiasAdd(),
         Dce(),
+        SplitBatch(target=target.name),
         TosaToBuf(),
         FusePostOps(),
         WrapIntoAsyncRegions(target=target.name, threads=queues),

@@ -28,6 +28,7 @@ def registry() -> dict[str, Callable[[], type[ModulePass]]]:
         "cancel-transpose-pairs": lazy("transforms.tosa.cancel_transpose_pairs", "CancelTransposePairs"),
         "propagate-transposes": lazy("transforms.tosa.propagate_transposes", "PropagateTransposes"),
         "fold-bias-add": lazy("transforms.tosa.fold_bias_add", "FoldBiasAdd"),
+        "split-batch": lazy("transforms.tosa.split_batch", "SplitBatch"),
         # level 3 -> 2 -> 1 conversions
         "tosa-to-buf": lazy("conversion.tosa_to_buf", "TosaToBuf"),
         "wrap-into-async-regions": lazy("conversion.buf_to_async", "WrapIntoAsyncRegions"),

@@ -38,7 +38,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from nnkiln.dialects.buf import AllocOp, ConstOp, KernelOp, ReshapeOp
+from nnkiln.dialects.buf import AllocOp, ConstOp, KernelOp, ReshapeOp, SubviewOp
 from nnkiln.kinds import FLOAT_KINDS
 
 ELEMENTWISE_PRODUCERS = frozenset({"tosa.add", "tosa.sub", "tosa.mul", "tosa.maximum", "tosa.minimum", "tosa.exp",
@@ -138,7 +138,7 @@ def _hoist_output(out: SSAValue, p: KernelOp) -> bool:
     if _before(out, p):
         return True
     owner = out.owner
-    if isinstance(owner, AllocOp) or (isinstance(owner, ReshapeOp) and _before(owner.source, p)):
+    if isinstance(owner, AllocOp) or (isinstance(owner, (ReshapeOp, SubviewOp)) and _hoist_output(owner.source, p)):
         _move_before(owner, p)
         return True
     return False

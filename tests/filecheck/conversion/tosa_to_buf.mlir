@@ -56,3 +56,36 @@ func.func @control_flow(%x: tensor<2xi32>, %c: tensor<i1>) -> tensor<2xi32> {
   }
   func.return %r : tensor<2xi32>
 }
+
+// Views instead of copies: a SLICE of one contiguous range becomes a buf.subview (the one across the
+// rows is not contiguous and stays a kernel); a CONCAT along axis 0 allocates its result first, the
+// kernel producing a piece used only there writes into its subview of it, the input x (not a kernel
+// result) is copied into its slot, and buf.concat_view orders those writes before the result's use.
+// CHECK-LABEL: func.func @views
+// CHECK-NEXT: %[[S0:.*]] = buf.subview %x {offsets = array<i64: 1, 0, 0>, sizes = array<i64: 1, 2, 3>} : memref<2x2x3xf32> -> memref<1x2x3xf32>
+// CHECK-NEXT: %{{.*}} = buf.kernel "tosa.slice" ins(%x : memref<2x2x3xf32>) outs(%out1 : memref<2x2x1xf32>)
+// CHECK-NEXT: %[[CAT:.*]] = buf.alloc : memref<3x2x3xf32>
+// CHECK-NEXT: %[[SLOT0:.*]] = buf.subview %[[CAT]] {offsets = array<i64: 0, 0, 0>, sizes = array<i64: 1, 2, 3>} : memref<3x2x3xf32> -> memref<1x2x3xf32>
+// CHECK-NEXT: %[[E:.*]] = buf.kernel "tosa.exp" ins(%[[S0]] : memref<1x2x3xf32>) outs(%[[SLOT0]] : memref<1x2x3xf32>)
+// CHECK-NEXT: %[[SLOT1:.*]] = buf.subview %[[CAT]] {offsets = array<i64: 1, 0, 0>, sizes = array<i64: 2, 2, 3>} : memref<3x2x3xf32> -> memref<2x2x3xf32>
+// CHECK-NEXT: %[[CP:.*]] = buf.copy ins(%x : memref<2x2x3xf32>) outs(%[[SLOT1]] : memref<2x2x3xf32>)
+// CHECK-NEXT: %[[V:.*]] = buf.concat_view ins(%[[E]], %[[CP]] : memref<1x2x3xf32>, memref<2x2x3xf32>) outs(%[[CAT]] : memref<3x2x3xf32>)
+// CHECK-NEXT: %{{.*}} = buf.kernel "tosa.abs" ins(%[[V]] : memref<3x2x3xf32>) outs(%out0 : memref<3x2x3xf32>)
+func.func @views(%x: tensor<2x2x3xf32>) -> (tensor<3x2x3xf32>, tensor<2x2x1xf32>) {
+  %s0 = tosa.slice %x {start = array<i64: 1, 0, 0>, size = array<i64: 1, 2, 3>} : (tensor<2x2x3xf32>) -> tensor<1x2x3xf32>
+  %s1 = tosa.slice %x {start = array<i64: 0, 0, 1>, size = array<i64: 2, 2, 1>} : (tensor<2x2x3xf32>) -> tensor<2x2x1xf32>
+  %e = tosa.exp %s0 : (tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %c = tosa.concat %e, %x {axis = 0 : i64} : (tensor<1x2x3xf32>, tensor<2x2x3xf32>) -> tensor<3x2x3xf32>
+  %a = tosa.abs %c : (tensor<3x2x3xf32>) -> tensor<3x2x3xf32>
+  func.return %a, %s1 : tensor<3x2x3xf32>, tensor<2x2x1xf32>
+}
+
+// A CONCAT along an inner axis (pieces interleave in memory) stays a kernel.
+// CHECK-LABEL: func.func @inner_concat
+// CHECK-NOT: buf.subview
+// CHECK: buf.kernel "tosa.concat"
+func.func @inner_concat(%x: tensor<2x3xf32>) -> tensor<2x6xf32> {
+  %e = tosa.exp %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %c = tosa.concat %e, %x {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  func.return %c : tensor<2x6xf32>
+}

@@ -122,10 +122,10 @@ def random_inputs(text_shapes, seed: int = 0) -> dict[str, np.ndarray]:
     return {f"x{i}": rng.standard_normal(s).astype(np.float32) for i, s in enumerate(text_shapes)}
 
 
-def resnet_like(stages: int = 3, blocks: int = 2, hw: int = 32, c: int = 8) -> str:
+def resnet_like(stages: int = 3, blocks: int = 2, hw: int = 32, c: int = 8, batch: int = 1) -> str:
     """ResNet-like with downsampling: per stage, a stride-2 block with a 1x1 stride-2 projection
     shortcut, then identity blocks; channels double and spatial size halves per stage."""
-    shape = (1, hw, hw, 3)
+    shape = (batch, hw, hw, 3)
     g = G([shape])
     x, shape = g.conv("%x0", shape, c)
     x = g.unary("clamp", x, shape)
