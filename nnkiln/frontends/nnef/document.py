@@ -57,6 +57,8 @@ def parse_document(text: str, lenient: bool = False, file: str = "graph.nnef") -
     App. D ``(integer,integer,integer)[[]]``               ``T[[]]`` reads as ``T[][]``
     §3.2.4 ``extension A B;`` (white space), but the       ``extension A, B;`` is accepted too
       Khronos parser only takes ``extension A, B;``
+    App. D.3.1 ``local_response_normalization(x,            a window ``size`` shorter than the rank
+      size = [1, 5])`` on a rank-4 tensor                   gets trailing 1s (``expand``)
     =====================================================  ==========================================
 
     Defects of the standard library itself are corrected in ``stdlib.nnef`` in both modes (see its

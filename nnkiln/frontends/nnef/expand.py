@@ -45,6 +45,8 @@ from nnkiln.frontends.nnef.shapes import ShapeProblem, Shape, infer
 from nnkiln.ir.errors import NnefError
 
 MAX_DEPTH = 256
+# primitives whose ``size`` covers every dimension of the input (§4.3.2, §4.3.3)
+_WHOLE_RANK_WINDOWS = frozenset({"box", "debox", "argmax_pool", "sample", "desample"})
 MAX_ITEMS = 1 << 20
 
 
@@ -131,8 +133,23 @@ class Expander:
         self.producer: dict[int, FlatOp] = {}
         self.labels: dict[str, tuple[str, Shape]] = {}
         self.line = 0
+        # compound fragments being expanded, outermost first: (fragment, the invocation that entered it)
+        self.frames: list[tuple[Fragment, Node]] = []
+        self.aliases: set[int] = set()  # ids of the copies that only rename a tensor (``a = b`` in the graph)
+        self.updated: dict[str, str] = {}  # lower-case label of each updated variable -> its label
 
     def error(self, msg: str, node: object) -> NnefError:
+        """An error at ``node``; a node inside the standard library's text (which is not in the document) is
+        reported at the document's invocation that led there, naming the standard fragment and its line."""
+        if self.frames and self.frames[-1][0].standard:
+            k = len(self.frames) - 1
+            while k > 0 and self.frames[k - 1][0].standard:
+                k -= 1
+            inner, outer = self.frames[-1][0].name, self.frames[k][0].name
+            where = f"stdlib.nnef:{getattr(node, 'line', 0)}:{getattr(node, 'column', 0)}"
+            msg += (f" (in the body of the standard fragment '{inner}', {where})" if inner == outer else
+                    f" (in the body of the standard fragment '{inner}', {where}, expanded from '{outer}')")
+            node = self.frames[k][1]
         return NnefError(msg, file=self.doc.file, line=getattr(node, "line", 0), column=getattr(node, "column", 0))
 
     # -- graph ------------------------------------------------------------------------------------
@@ -157,7 +174,9 @@ class Expander:
             self.graph.tensors[v.name] = v
             return v
         if isinstance(v, TensorRef):
-            return self.primitive("copy", None, {"x": v}, ident, name=ident.name)[0]  # type: ignore[return-value]
+            ref = self.primitive("copy", None, {"x": v}, ident, name=ident.name)[0]
+            self.aliases.add(id(self.graph.operations[-1]))
+            return ref  # type: ignore[return-value]
         prim = _type_of(v) or Prim.SCALAR
         return self.primitive("constant", prim, {"shape": [], "value": [v]}, ident, name=ident.name)[0]  # type: ignore[return-value]
 
@@ -226,10 +245,12 @@ class Expander:
         start_tensors = set(self.graph.tensors)
         env = dict(args)
         assert frag.body is not None
+        self.frames.append((frag, node))
         for stmt in frag.body:
             value = self.eval(stmt.rhs, env, generic)
             for ident, v in self.unpack(stmt.lhs, value):
                 env[ident.name] = v
+        self.frames.pop()
         self.depth -= 1
         results = [env[r.name] for r in frag.results]
         if frag.name in self.keep:
@@ -264,9 +285,13 @@ class Expander:
                 return ()
             raise ShapeProblem(f"§4: expected a tensor argument of '{op_name}', found {v!r}")
 
+        if self.doc.lenient and frag.name in _WHOLE_RANK_WINDOWS:
+            self.pad_window_size(args)
         try:
             if op_name == "sample" and args.get("border") == "ignore":
                 self.check_sample_ignore(args)
+            if op_name == "update":
+                self.check_update(args)
             shapes = infer(frag.name, args, shape)
         except ShapeProblem as err:
             raise self.error(f"{err} (in '{op_name}')", node) from None
@@ -308,6 +333,30 @@ class Expander:
         if not same:
             raise ShapeProblem("§4.3.3: border 'ignore' is not allowed for 'sample' unless its index comes from "
                                "'argmax_pool' with border 'ignore' over the same window")
+
+    @staticmethod
+    def pad_window_size(args: dict[str, object]) -> None:
+        """Lenient: a ``size`` shorter than the input's rank gets trailing 1s (tensors have implied trailing
+        singleton dimensions, §2.2). The spec's AlexNet (App. D.3.1) writes ``local_response_normalization(x,
+        size = [1, 5])`` on a rank-4 tensor, which reaches ``box`` with a 2-item size."""
+        x, size = args.get("input"), args.get("size")
+        if isinstance(x, TensorRef) and isinstance(size, list) and 0 < len(size) < len(x.shape):
+            args["size"] = size + [1] * (len(x.shape) - len(size))
+
+    def check_update(self, args: dict[str, object]) -> None:
+        """§4.8: ``update`` takes a variable (a ``variable`` result, possibly renamed by ``a = v``; an update's
+        result is not a variable), and each variable (labels equal up to case share data, §4.1.3) is updated
+        at most once per cycle."""
+        src = self.producer.get(id(args.get("variable")))
+        while src is not None and id(src) in self.aliases:
+            src = self.producer.get(id(src.inputs.get("x")))
+        if src is None or src.name != "variable":
+            what = "an external input or literal" if src is None else f"the result of '{src.name}'"
+            raise ShapeProblem(f"§4.8: the 'variable' argument of 'update' must be a variable tensor, found {what}")
+        label = str(src.attribs["label"])
+        if label.lower() in self.updated:
+            raise ShapeProblem(f"§4.8: variable '{label}' is updated more than once in a cycle")
+        self.updated[label.lower()] = label
 
     def new_tensor(self, dtype: Prim, shape: Shape, name: str | None = None) -> TensorRef:
         if name is None:

@@ -92,7 +92,11 @@ def _window(section: str, input_shape: Shape, size: list[int], border: str, padd
                 big = output_shape[first + i]
                 if padding:
                     p, q = padding[i]
-                else:
+                else:  # the basic op's automatic padding of ``output_shape`` (§4.3): x = ceil(X / s)
+                    _req(-(-big // s) == x,
+                         f"{section}: 'output_shape' {output_shape} does not down-scale to the input shape "
+                         f"{list(input_shape)} in dimension {first + i} (automatic padding gives "
+                         f"ceil({big} / {s}) = {-(-big // s)})")
                     t = (x - 1) * s + fd - big
                     p, q = t // 2, -(-t // 2)
                 _req(p + big + q - fd >= 0 and (p + big + q - fd) // s + 1 == x,

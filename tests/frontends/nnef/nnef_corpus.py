@@ -53,6 +53,40 @@ VALID: list[tuple[str, str]] = [
      " y = linear(x, w); }"),
     ("power_right_assoc", HFO + "fragment f( a: tensor<scalar> ) -> ( b: tensor<scalar> )"
      " { n = 2 ^ 3 ^ 2; b = a * scalar(n); }\n" f"graph g(x) -> (y) {{ {X} y = f(x); }}"),
+    # audit additions: unusual but valid grammar
+    ("nested_generic_calls", HFO + "fragment f1<?>( a: tensor<?> ) -> ( b: tensor<?> ) { b = copy<?>(a); }\n"
+     "fragment f2<?>( a: tensor<?> ) -> ( b: tensor<?>, c: tensor<?> ) { b = f1<?>(a); c = f1(b); }\n"
+     f"graph g(x) -> (y, z) {{ {X} y, z = f2(x); }}"),
+    ("default_tuple_array", HFO + "fragment p( a: tensor<scalar>, pad: (integer, integer)[] = [(0, 0), (1, 1)] )"
+     " -> ( b: tensor<scalar> ) { b = box(a, size = [1, 3], padding = pad); }\n"
+     f"graph g(x) -> (y) {{ {X} y = p(x); }}"),
+    ("lazy_invalid_branch", HFO + "fragment f( a: tensor<scalar>, s: integer[] ) -> ( b: tensor<scalar> )"
+     " { b = a * scalar(s[5]) if length_of(s) > 5 else a; }\n" f"graph g(x) -> (y) {{ {X} y = f(x, s = [1]); }}"),
+    ("ragged_nested_arrays", HFO + "fragment f( a: tensor<scalar>, m: integer[][] ) -> ( b: tensor<scalar> )"
+     " { b = reshape(a, shape = [for r in m yield length_of(r)] + m[1][4:]); }\n"
+     f"graph g(x) -> (y) {{ {X} y = f(x, m = [[3], [1, 2, 3, 4]]); }}"),
+    ("tensor_array_result", HFO + "fragment two( a: tensor<scalar> ) -> ( b: tensor<scalar>[] )"
+     " { [p, q] = split(a, axis = 1, ratios = [1, 3]); b = [q, p]; }\n"
+     f"graph g(x) -> (y, z) {{ {X} [y, z] = two(x); }}"),
+    ("subscripted_result", HFO + "fragment two( a: tensor<scalar> ) -> ( b: tensor<scalar>[] )"
+     " { b = split(a, axis = 1, ratios = [1, 1]); }\n"
+     "fragment second( a: tensor<scalar> ) -> ( b: tensor<scalar> ) { b = two(a)[1]; }\n"
+     "graph g(x) -> (y) { x = external(shape = [1, 4]); y = second(x); }"),
+    ("recursion_three_levels", HFO + "fragment a1( a: tensor<scalar> ) -> ( b: tensor<scalar> ) { b = a + 1.0; }\n"
+     "fragment a2( a: tensor<scalar> ) -> ( b: tensor<scalar> ) { b = a1(a1(a)); }\n"
+     "fragment a3( a: tensor<scalar>, n: integer ) -> ( b: tensor<scalar> )"
+     " { b = a3(a2(a), n = n - 1) if n > 0 else a; }\n" f"graph g(x) -> (y) {{ {X} y = a3(x, n = 3); }}"),
+    ("logical_tensor_operators", H + O + f"graph g(x) -> (y) {{ {X} y = select(x > 0.0 && !(x > 1.0), x, 0.0); }}"),
+    ("unary_plus_tensor", H + O + f"graph g(x) -> (y) {{ {X} y = +x; }}"),
+    ("tuple_array_param", HFO + "fragment f( a: tensor<scalar>, t: (integer, scalar)[] ) -> ( b: tensor<scalar> )"
+     " { b = a * t[1][1] + scalar(t[0][0]); }\n" f"graph g(x) -> (y) {{ {X} y = f(x, t = [(1, 2.0), (3, 4.0)]); }}"),
+    ("in_binds_loosest_valid", HFO + "fragment f( a: tensor<scalar> ) -> ( b: tensor<scalar> )"
+     " { b = a if 1 + 1 in [2] else -a; }\n" f"graph g(x) -> (y) {{ {X} y = f(x); }}"),
+    ("optional_window_prefixes", HFO + "fragment mp( a: tensor<scalar>, size: integer[], stride: integer[] = [] )"
+     " -> ( b: tensor<scalar> ) { b = max_pool(a, size = [1, 1] + size, border = 'ignore',"
+     " stride = [1, 1] + stride if length_of(stride) > 0 else []); }\n"
+     "graph g(x) -> (y, z) { x = external(shape = [1, 2, 6, 6]); y = mp(x, size = [3, 3], stride = [2, 2]);"
+     " z = mp(x, size = [2, 2]); }"),
 ]
 
 INVALID: list[tuple[str, str, str]] = [
@@ -148,8 +182,45 @@ INVALID: list[tuple[str, str, str]] = [
      f" {{ b = a * scalar(s[3]); }}\ngraph g(x) -> (y) {{ {X} y = f(x, s = [1]); }}", "out of range"),
     ("infinite_recursion", HFO + "fragment f( a: tensor<scalar> ) -> ( b: tensor<scalar> ) { b = f(a); }\n"
      f"graph g(x) -> (y) {{ {X} y = f(x); }}", "recurses"),
+    # audit additions
+    ("in_binds_loosest", HFO + "fragment f( a: tensor<scalar> ) -> ( b: tensor<scalar> )"
+     " { b = a if [1, 2] in [[0], [1, 2]] && true else -a; }\n" f"graph g(x) -> (y) {{ {X} y = f(x); }}",
+     "operator '&&' needs two logical operands"),
+    ("generic_ambiguous", HFO + "fragment f<?>( a: tensor<?>, b: tensor<?> ) -> ( c: tensor<?> ) { c = a; }\n"
+     "graph g(x, i) -> (y) { x = external(shape = [1]); i = external<integer>(shape = [1]); y = f(x, i); }",
+     "generic type of 'f' is ambiguous"),
+    ("tuple_type_mixed", HFO + "fragment f( a: tensor<scalar>, t: (tensor<scalar>, integer) ) -> ( b: tensor<scalar> )"
+     f" {{ b = a; }}\ngraph g(x) -> (y) {{ {X} y = f(x, t = (x, 1)); }}", "mixes tensor and non-tensor"),
+    ("graph_input_twice", H + "graph g(x, x) -> (y) { x = external(shape = [1]); y = relu(x); }",
+     "lists an input more than once"),
+    ("lhs_literal", H + f"graph g(x) -> (y) {{ {X} 1 = relu(x); y = relu(x); }}", "left-hand side of an assignment"),
+    ("one_item_tuple_lhs", H + f"graph g(x) -> (y) {{ {X} (y) = relu(x); }}", "a parenthesized single item"),
+    ("default_not_literal", HFO + "fragment f( a: tensor<scalar>, k: integer = 1 + 1 ) -> ( b: tensor<scalar> )"
+     f" {{ b = a; }}\ngraph g(x) -> (y) {{ {X} y = f(x); }}", "closing the parameter list"),
+    ("label_characters", H + f"graph g(x) -> (y) {{ {X} v = variable(shape = [1], label = 'a b'); y = add(x, v); }}",
+     "may only contain"),
+    ("update_not_variable", H + f"graph g(x) -> (y) {{ {X} z = relu(x); y = update(z, x); }}",
+     "must be a variable tensor"),
+    ("update_result_again", H + f"graph g(x) -> (y) {{ {X} v = variable(shape = [1, 4], label = 'v');"
+     " a = update(v, x); y = update(a, x); }", "must be a variable tensor, found the result of 'update'"),
+    ("update_twice", H + f"graph g(x) -> (y) {{ {X} v = variable(shape = [1, 4], label = 'v');"
+     " w = variable(shape = [1, 4], label = 'V'); a = update(v, x); y = update(w, x); }",
+     "updated more than once"),
+    ("deconv_output_shape_auto_padding", H + "graph g(x) -> (y) { x = external(shape = [1, 4, 6, 6]);"
+     " w = variable(shape = [4, 2, 3, 3], label = 'w');"
+     " y = deconv(x, w, stride = [2, 2], output_shape = [1, 2, 15, 16]); }", "does not down-scale"),
+    ("reduce_duplicate_axes", H + f"graph g(x) -> (y) {{ {X} y = sum_reduce(x, axes = [1, 1]); }}",
+     "'axes' must be unique"),
+    ("window_exceeds_input", H + "graph g(x) -> (y) { x = external(shape = [1, 1, 6, 6]);"
+     " y = box(x, size = [1, 1, 9, 9], padding = [(0, 0), (0, 0), (0, 0), (0, 0)]); }", "smaller than the dilated"),
+    ("squeeze_not_singleton", H + f"graph g(x) -> (y) {{ {X} y = squeeze(x, axes = [1]); }}",
+     "standard fragment 'squeeze'"),
+    ("softmax_axis_out_of_range", H + f"graph g(x) -> (y) {{ {X} y = softmax(x, axes = [2]); }}",
+     "out of range for rank 2"),
 ]
 
 # Rules checked only during expansion (stage 3 of §6); parse_document alone accepts these.
 STAGE3 = {"bad_shape_positive", "broadcast_mismatch", "conv_channels", "reshape_volume", "label_shape_conflict",
-          "sample_ignore_border", "index_out_of_range", "infinite_recursion"}
+          "sample_ignore_border", "index_out_of_range", "infinite_recursion", "update_not_variable",
+          "update_result_again", "update_twice", "deconv_output_shape_auto_padding", "reduce_duplicate_axes",
+          "window_exceeds_input", "squeeze_not_singleton", "softmax_axis_out_of_range", "label_characters"}

@@ -24,3 +24,6 @@ def test_invalid(name: str, text: str, rule: str) -> None:
     assert rule in str(err.args[0])
     assert str(err.args[0]).startswith("§")
     assert err.line > 0 and err.column > 0
+    # the location is in the document even when the rule fails inside a standard fragment's body
+    assert err.file == "graph.nnef" and err.line <= text.count("\n") + 1
+    assert err.column <= len(text.split("\n")[err.line - 1]) + 1

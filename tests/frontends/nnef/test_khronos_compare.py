@@ -28,6 +28,16 @@ KHRONOS_WRONG = {
     "result_primitive_to_tensor": "§3.3.1: no primitive->tensor cast for fragment results; Khronos does not check",
     "bad_shape_positive": "§4.1.1: shape items must be positive; Khronos does not check",
     "label_shape_conflict": "§4.1.3: shared labels need equal shapes; Khronos does not check",
+    "subscripted_result": "§3.3.3: a multi-result callee may be subscripted; Khronos cannot size the array",
+    "logical_tensor_operators": "§3.3.3: '!' on a tensor maps to 'not' like any operator; Khronos refuses it",
+    "unary_plus_tensor": "§3.3.3 Table: unary '+' maps to 'copy'; Khronos does not parse it",
+    "tuple_array_param": "Khronos crashes with a Python TypeError on an array of tuples (its bug)",
+    "one_item_tuple_lhs": "§3.2.1: a parenthesized lvalue needs 2+ items; Khronos accepts '(y) = ...'",
+    "label_characters": "§4.1.3: label characters are limited to [A-Za-z0-9_-./\\]; Khronos does not check",
+    "update_twice": "§4.8: a variable (labels equal up to case) is updated once per cycle; Khronos does not check",
+    "reduce_duplicate_axes": "§4.4: reduction axes must be unique; Khronos does not check",
+    "window_exceeds_input": "§4.3: down-scaling needs p + X + q >= f_d; Khronos does not check for box",
+    "squeeze_not_singleton": "§4.5: squeeze is a reshape, whose volume must not change; Khronos does not check",
 }
 KHRONOS_CRASHES = {"infinite_recursion"}  # segmentation fault in the C++ parser
 
