@@ -230,8 +230,9 @@ def pool(lw: Lowerer, op: FlatOp, x: SSAValue, is_max: bool, normalize: bool) ->
                                                          zip(sp, geo, size[2:])):
             xc = cnn.to_channels_last(g, x)
             begins, ends = [b for b, _ in sp], [e for _, e in geo]
-            if border == "constant" and (is_max or normalize):
-                # padded zeros take part in the max / the divisor: pad explicitly
+            if border == "constant":
+                # padded zeros take part in the max and the divisor (TOSA's AVG_POOL2D leaves padding out of
+                # its divisor, so a sum = average * volume also needs the zeros inside): pad explicitly
                 xc = cnn.pad_value(g, xc, [(0, 0)] * (len(shape_of(xc)) - 1 - len(sp)) +
                                    [(b, max(e, 0)) for b, e in zip(begins, ends)] + [(0, 0)])
                 ends = [min(e, 0) for e in ends]

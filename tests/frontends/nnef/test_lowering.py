@@ -252,3 +252,19 @@ def test_quantized_dat_variable_is_decoded(tmp_path) -> None:  # noqa: ANN001
         f.write(write_tensor(vals, item_type=ItemType.LINEAR_QUANTIZED, bits=2, min=0.0, max=3.0))
     (y,) = run_ours(folder, [np.zeros((1, 4), np.float32)])
     np.testing.assert_allclose(y, vals, atol=1e-6)  # codes 0..3 map to min + q/3·(max-min)
+
+
+@pytest.mark.parametrize("a_shape,b_shape,ta,tb", [((1, 3, 4), (2, 5, 3), True, True), ((2, 1, 3, 4), (1, 3, 4, 2), False, False)])
+def test_matmul_batch_broadcast_numpy(a_shape, b_shape, ta: bool, tb: bool, tmp_path) -> None:  # noqa: ANN001
+    """§4.7: the leading dims broadcast as in binary ops. numpy's matmul is the oracle: the Khronos executor
+    reads past its buffers when a batch dim broadcasts (values like 1e+40 in the second batch)."""
+    text = ("version 1.0;\ngraph G( a, b ) -> ( y )\n{\n"
+            f"    a = external(shape = {list(a_shape)});\n    b = external(shape = {list(b_shape)});\n"
+            f"    y = matmul(a, b, transposeA = {str(ta).lower()}, transposeB = {str(tb).lower()});\n}}\n")
+    folder = str(tmp_path / "m")
+    make_container(folder, text)
+    a, b = random_inputs(folder)
+    (y,) = run_ours(folder, [a, b])
+    at = np.swapaxes(a, -1, -2) if ta else a
+    bt = np.swapaxes(b, -1, -2) if tb else b
+    np.testing.assert_allclose(y, np.matmul(at.astype(np.float64), bt.astype(np.float64)), rtol=1e-4, atol=1e-5)
