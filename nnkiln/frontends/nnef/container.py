@@ -30,12 +30,13 @@ from nnkiln.frontends.nnef.document import parse_document, standard_fragments
 from nnkiln.frontends.nnef.expand import Expander, FlatGraph, expand
 from nnkiln.frontends.nnef.lexer import Tok
 from nnkiln.frontends.nnef.parser import Parser
-from nnkiln.frontends.nnef.tensor_file import TensorData, read_tensor
+from nnkiln.frontends.nnef.tensor_file import HEADER_SIZE, TensorData, read_tensor
 from nnkiln.ir.errors import NnefError
 
 MAX_MEMBER_BYTES = 4 << 30
 MAX_TOTAL_BYTES = 16 << 30
 MAX_MEMBERS = 100_000
+MAX_TEXT_BYTES = 1 << 30  # graph.nnef / graph.quant
 
 
 def tensor_file_of(label: str, files: Mapping[str, bytes], lower: Mapping[str, str]) -> tuple[str, str | None]:
@@ -183,7 +184,8 @@ def _read_members(path: str) -> dict[str, bytes]:
                     continue
                 size = os.path.getsize(full)
                 total += size
-                if size > MAX_MEMBER_BYTES or total > MAX_TOTAL_BYTES:
+                text = rel in ("graph.nnef", "graph.quant")
+                if size > (MAX_TEXT_BYTES if text else MAX_MEMBER_BYTES) or total > MAX_TOTAL_BYTES:
                     raise NnefError(f"§5.1: container file '{rel}' is absurdly large ({size} bytes)", file=path)
                 if rel in ("graph.nnef", "graph.quant") or rel.endswith(".dat"):
                     with open(full, "rb") as f:
@@ -192,7 +194,8 @@ def _read_members(path: str) -> dict[str, bytes]:
     try:
         tar = tarfile.open(path, mode="r:*")
     except (tarfile.TarError, OSError, EOFError) as err:
-        raise NnefError(f"§5.1: cannot open the container as a tar archive: {err}", file=path) from None
+        reason = "; ".join(line.strip("- ") for line in str(err).splitlines() if line.strip())
+        raise NnefError(f"§5.1: cannot open the container as a tar archive: {reason}", file=path) from None
     total = 0
     with tar:
         try:
@@ -209,17 +212,15 @@ def _read_members(path: str) -> dict[str, bytes]:
                     raise NnefError(f"§5.1: archive member '{name}' is a link or special file (not allowed)",
                                     file=path)
                 total += m.size
-                if m.size > MAX_MEMBER_BYTES or total > MAX_TOTAL_BYTES:
+                text = norm.endswith(("graph.nnef", "graph.quant"))
+                if m.size > (MAX_TEXT_BYTES if text else MAX_MEMBER_BYTES) or total > MAX_TOTAL_BYTES:
                     raise NnefError(f"§5.1: archive member '{name}' is absurdly large ({m.size} bytes)", file=path)
                 if not (norm.endswith(("graph.nnef", "graph.quant")) or norm.endswith(".dat")):
                     continue
                 f = tar.extractfile(m)
                 if f is None:
                     continue
-                data = f.read(m.size + 1)
-                if len(data) != m.size:
-                    raise NnefError(f"§5.1: archive member '{name}' is truncated", file=path)
-                files[norm.removeprefix("./")] = data
+                files[norm.removeprefix("./")] = _read_member(f, m.size, name, path)
         except (tarfile.TarError, OSError, EOFError, ValueError) as err:
             raise NnefError(f"§5.1: corrupt archive: {err}", file=path) from None
     if "graph.nnef" not in files:
@@ -228,6 +229,35 @@ def _read_members(path: str) -> dict[str, bytes]:
             prefix = next(iter(tops)) + "/"
             files = {n[len(prefix):]: v for n, v in files.items()}
     return files
+
+
+_CHUNK = 1 << 24
+
+
+def _read_member(f, size: int, name: str, path: str) -> bytes:  # noqa: ANN001
+    """A member's bytes, read in chunks so that a header claiming more than the archive holds costs no memory;
+    a ``.dat`` member whose own header (§5.2: data length at offset 4) disagrees with the member size is refused
+    before its data is read (a compressed run of zeros claiming gigabytes is not inflated)."""
+    if name.endswith(".dat") and size >= HEADER_SIZE:
+        head = f.read(HEADER_SIZE)
+        if len(head) == HEADER_SIZE and head[:2] != b"\x4e\xef":
+            raise NnefError(f"§5.2: bad magic number {head[:2].hex()} (expected 4eef)", file=posixpath.join(path, name))
+        if len(head) == HEADER_SIZE:
+            declared = int.from_bytes(head[4:8], "little")
+            if declared + HEADER_SIZE != size:
+                raise NnefError(f"§5.2: the header declares {declared} bytes of data but the file holds "
+                                f"{size - HEADER_SIZE}", file=posixpath.join(path, name))
+        parts = [head]
+        got = len(head)
+    else:
+        parts, got = [], 0
+    while got < size:
+        chunk = f.read(min(_CHUNK, size - got))
+        if not chunk:
+            raise NnefError(f"§5.1: archive member '{name}' is truncated ({got} of {size} bytes)", file=path)
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
 
 
 def load_container(path: str, lenient: bool = False, require_data: bool = True) -> Container:

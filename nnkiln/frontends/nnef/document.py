@@ -77,7 +77,12 @@ def parse_document(text: str, lenient: bool = False, file: str = "graph.nnef") -
     if lenient:
         text = text.replace("[[]]", "[][]")
     parser = Parser(text, file, lenient=lenient)
-    version, extensions, own, graph = parser.parse_document()
+    try:
+        version, extensions, own, graph = parser.parse_document()
+    except RecursionError:
+        tok = parser.toks[min(parser.pos, len(parser.toks) - 1)]
+        raise NnefError("§3.2: expression nested too deeply for this parser", file=file, line=tok.line,
+                        column=tok.column) from None
     fragments: dict[str, Fragment] = dict(standard_fragments())
     for f in own:
         if f.name in fragments and not (f.name in V105_ADDITIONS and fragments[f.name].standard):
@@ -88,10 +93,14 @@ def parse_document(text: str, lenient: bool = False, file: str = "graph.nnef") -
     doc = Document(version, extensions, fragments, graph, lenient=lenient, file=file,
                    own_fragments=[f.name for f in own])
     checker = Checker(fragments, lenient=lenient, file=file)
-    for f in own:
-        checker.check_declaration(f)
-    for f in own:
-        checker.check_fragment_body(f)
-    doc.types = checker.check_graph(doc)
+    try:
+        for f in own:
+            checker.check_declaration(f)
+        for f in own:
+            checker.check_fragment_body(f)
+        doc.types = checker.check_graph(doc)
+    except RecursionError:
+        raise NnefError("§3.2: expression nested too deeply for this checker", file=file, line=graph.line,
+                        column=graph.column) from None
     return doc
 

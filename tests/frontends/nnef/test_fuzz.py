@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
+import tarfile
 import random
 import struct
 
@@ -11,7 +14,7 @@ import pytest
 from nnef_corpus import INVALID, VALID
 
 from nnkiln import NnefError
-from nnkiln.frontends.nnef import ItemType, expand, parse_document, parse_quant, read_tensor, write_tensor
+from nnkiln.frontends.nnef import ItemType, expand, load_container, parse_document, parse_quant, read_tensor, write_tensor
 
 SEED = 20240613
 ALEXNET = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -109,3 +112,86 @@ def test_absurdly_large_tensors_are_refused_at_import(tmp_path) -> None:  # noqa
     with pytest.raises(NnefError, match=r"constant of a tensor of shape \[100000, 100000\]: more than 2\^32 elements"):
         nnkiln.load(str(tmp_path))
 
+
+
+def _tar_bytes(members: list[tuple[tarfile.TarInfo, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for info, data in members:
+            t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+GRAPH = b"version 1.0;\ngraph G(x) -> (y) { x = external(shape = [1, 4]); w = variable(shape = [1, 4], label = 'w'); y = add(x, w); }\n"
+
+
+def _member(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    return info, data
+
+
+def test_archive_member_claiming_gigabytes_costs_no_memory(tmp_path) -> None:  # noqa: ANN001
+    """A tar header that claims 3 GiB with 4 KiB behind it: refused without allocating the claim."""
+    import tracemalloc
+
+    raw = bytearray(_tar_bytes([_member("graph.nnef", GRAPH), _member("w.dat", b"")]))
+    info = tarfile.TarInfo("w.dat")
+    info.size = 3 << 30
+    head = info.tobuf()
+    at = raw.find(b"w.dat")
+    raw[at:at + 512] = head
+    (tmp_path / "claim.tar").write_bytes(bytes(raw) + bytes(4096))
+    tracemalloc.start()
+    try:
+        with pytest.raises(NnefError, match=r"§5\.[12]"):  # corrupt archive, or the zeros after it as a header
+            load_container(str(tmp_path / "claim.tar"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20
+
+
+def test_dat_member_header_checked_before_its_data(tmp_path) -> None:  # noqa: ANN001
+    """A compressed .dat member is refused from its 128-byte header when the magic or the declared data length
+    disagrees with the member (a gzip run of zeros claiming gigabytes is never inflated)."""
+    good = write_tensor(np.ones((1, 4), np.float32))
+    lying = bytearray(good) + bytes(64)  # member holds 80 bytes of data, header says 16
+    (tmp_path / "a.tgz").write_bytes(gzip.compress(_tar_bytes([_member("graph.nnef", GRAPH), _member("w.dat", bytes(lying))])))
+    with pytest.raises(NnefError, match="header declares 16 bytes of data but the file holds 80") as info:
+        load_container(str(tmp_path / "a.tgz"))
+    assert info.value.file.endswith("a.tgz/w.dat")
+    zeros = bytes(1 << 20)
+    (tmp_path / "b.tgz").write_bytes(gzip.compress(_tar_bytes([_member("graph.nnef", GRAPH), _member("w.dat", zeros)])))
+    with pytest.raises(NnefError, match="bad magic number 0000"):
+        load_container(str(tmp_path / "b.tgz"))
+    (tmp_path / "c.tgz").write_bytes(gzip.compress(_tar_bytes([_member("m/graph.nnef", GRAPH), _member("m/w.dat", good)])))
+    assert load_container(str(tmp_path / "c.tgz")).array("w").tolist() == [[1.0] * 4]
+
+
+def test_deep_nesting_is_a_located_nnef_error() -> None:
+    ops = "version 1.0;\nextension KHR_enable_operator_expressions;\n"
+    for body in ("(" * 50000 + "x" + ")" * 50000, "x" + " + x" * 30000):
+        with pytest.raises(NnefError, match="§3.2: expression nested too deeply") as info:
+            parse_document(ops + f"graph G(x) -> (y) {{ x = external(shape = [1]); y = {body}; }}\n")
+        assert info.value.line == 3
+
+
+def test_cli_refuses_hostile_containers_in_one_line(tmp_path, capsys) -> None:  # noqa: ANN001
+    """`nnkiln check-nnef`: archives escaping their folder, links, junk bytes: exit 1 and a one-line error."""
+    from nnkiln.cli.main import main
+
+    link = tarfile.TarInfo("w.dat")
+    link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    cases = {
+        "dotdot.tar": _tar_bytes([_member("graph.nnef", GRAPH), _member("m/../../w.dat", b"")]),
+        "absolute.tar": _tar_bytes([_member("graph.nnef", GRAPH), _member("/tmp/w.dat", b"")]),
+        "backslash.tar": _tar_bytes([_member("graph.nnef", GRAPH), _member("..\\w.dat", b"")]),
+        "link.tar": _tar_bytes([_member("graph.nnef", GRAPH), (link, b"")]),
+        "junk.tgz": bytes(random.Random(5).randrange(256) for _ in range(3000)),
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        assert main(["check-nnef", str(tmp_path / name)]) == 1
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "§5.1" in err and name in err, err

@@ -268,3 +268,34 @@ def test_matmul_batch_broadcast_numpy(a_shape, b_shape, ta: bool, tb: bool, tmp_
     at = np.swapaxes(a, -1, -2) if ta else a
     bt = np.swapaxes(b, -1, -2) if tb else b
     np.testing.assert_allclose(y, np.matmul(at.astype(np.float64), bt.astype(np.float64)), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("border", ["constant", "replicate", "reflect", "reflect-even"])
+def test_argmax_pool_sample_desample_borders_numpy(border: str, tmp_path) -> None:  # noqa: ANN001
+    """§4.3.3 with a dilated, strided, asymmetrically padded window and each border mode of §4.3 (numpy's pad
+    modes: reflect = in[-i], symmetric = in[-i-1]); desample scatters back where index[p] == j."""
+    size, stride, dil, pads = (1, 1, 2, 3), (1, 1, 2, 1), (1, 1, 2, 1), [(0, 0), (0, 0), (1, 2), (2, 0)]
+    win = (f"size = {list(size)}, stride = {list(stride)}, dilation = {list(dil)}, "
+           f"padding = [{', '.join(f'({p}, {q})' for p, q in pads)}]")
+    text = ("version 1.0;\ngraph G( x ) -> ( i, s, y )\n{\n    x = external(shape = [1, 2, 7, 6]);\n"
+            f"    i = argmax_pool(x, {win}, border = '{border}');\n    s = sample(x, i, {win}, border = '{border}');\n"
+            f"    y = desample(s, i, {win}, output_shape = [1, 2, 7, 6]);\n}}\n")
+    folder = str(tmp_path / "m")
+    make_container(folder, text)
+    x = np.random.default_rng(5).standard_normal((1, 2, 7, 6)).astype(np.float32)
+    i, s, y = run_ours(folder, [x])
+    mode = {"constant": "constant", "replicate": "edge", "reflect": "reflect", "reflect-even": "symmetric"}[border]
+    xp = np.pad(x, pads, mode=mode)
+    out = [(xp.shape[a] - ((size[a] - 1) * dil[a] + 1)) // stride[a] + 1 for a in range(4)]
+    taps = np.stack([xp[tuple(slice(j[a] * dil[a], j[a] * dil[a] + (out[a] - 1) * stride[a] + 1, stride[a])
+                              for a in range(4))] for j in np.ndindex(*size)], axis=-1)
+    want_i, want_s = np.argmax(taps, axis=-1), taps.max(axis=-1)
+    np.testing.assert_array_equal(i, want_i)
+    np.testing.assert_array_equal(s, want_s)
+    want_y = np.zeros(x.shape, np.float64)
+    for p in np.ndindex(*want_s.shape):
+        j = np.unravel_index(want_i[p], size)
+        o = tuple(p[a] * stride[a] + j[a] * dil[a] - pads[a][0] for a in range(4))
+        if all(0 <= o[a] < x.shape[a] for a in range(4)):
+            want_y[o] += want_s[p]
+    np.testing.assert_allclose(y, want_y, rtol=1e-6, atol=1e-6)
