@@ -110,7 +110,7 @@ CASES: dict[str, str] = {
     "logarithmic_quantize": g("y = logarithmic_quantize(x, max = 2.0, bits = 3);"),
     # audit additions: windows with strides, dilations, asymmetric/negative/automatic padding on odd extents
     "max_pool_ignore_dilated": g("y = max_pool(x, size = [1, 1, 3, 2], stride = [1, 1, 2, 3], dilation = [1, 1, 2, 1], "
-                                 "border = 'ignore', padding = [(0, 0), (0, 0), (2, 1), (0, 2)]);", head=X7),
+                                 "border = 'ignore', padding = [(0, 0), (0, 0), (2, 1), (1, 1)]);", head=X7),
     "max_pool_negative_padding": g("y = max_pool(x, size = [1, 1, 2, 2], stride = [1, 1, 2, 2], border = 'ignore', "
                                    "padding = [(0, 0), (0, 0), (-1, 0), (0, -1)]);", head=X7),
     "avg_pool_ignore_asym": g("y = avg_pool(x, size = [1, 1, 3, 3], stride = [1, 1, 3, 2], border = 'ignore', "
