@@ -670,9 +670,15 @@ class QuantWriter:
     i8_transpose = i8_reshape = i8_identity = i8_slice = i8_tile = i8_reverse = _move
 
     def i8_concat(self, op: Operation) -> None:
+        """One grid for all inputs. Entries whose derived scales differ in the last bits (e.g. a RESCALE output
+        and an ``avg_pool`` output, both at one dequantization's f32 scale) are one grid for the reader: it moves
+        each input to the output's entry (the first input's) with ``requant_i8``, which passes a ratio within
+        1e-12 of 1 through and otherwise RESCALEs, exactly when the multiplier is 2^30, shift 30."""
         qs = [self.params(v, op) for v in op.operands]
-        if any((q.lo, q.hi) != (qs[0].lo, qs[0].hi) for q in qs):
-            raise unsupported(op, "an int8 CONCAT of tensors with different quantizations")
+        for q in qs[1:]:
+            r = q.scale / qs[0].scale
+            if q.zp != qs[0].zp or (abs(r - 1.0) >= 1e-12 and m_s(r) != (1 << 30, 30)):
+                raise unsupported(op, "an int8 CONCAT of tensors with different quantizations")
         self._move(op)
 
     def i8_max_pool2d(self, op: Operation) -> None:

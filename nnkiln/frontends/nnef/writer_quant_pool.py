@@ -12,14 +12,18 @@ zero point ``z`` is AVG_POOL2D on the raw codes with zero points 0, ``R(m)``, th
 quantization (``+ Z − z`` when the scales are equal); a depth-wise ``conv`` subtracts ``z``, adds its int32 bias,
 RESCALEs with the multiplier of its scales and adds the output's zero point. The output's zero point ``Z`` is the
 one of a dequantization of the output, else the one its consumers subtract (``writer_quant_io.consumer_zps``:
-convolutions, RESCALEs, ... through data movement), else free. ``z + output_zp − input_zp`` keeps real values: an
+convolutions, RESCALEs, ... through data movement), else the one of the tensors a CONCAT joins it with (their
+producers' — a RESCALE's output_zp, a graph input's, a tensor already written —, since an NNEF ``concat`` of
+quantized tensors needs one grid), else free. ``z + output_zp − input_zp`` keeps real values: an
 importer's pool has ``input_zp = z``, so that is ``output_zp``; our reader's unsigned form (``input_zp = output_zp
 = −128``) keeps ``z``, and so do its consumers. The pool is written in one of two forms, both bit-exact:
 
 * ``avg_pool`` when ``Z = z + output_zp − input_zp`` (or is free) and ``input_zp = 0`` or every window counts an
   odd number of taps (no halves): the reader's ``R(m) + output_zp − input_zp`` is the original's. The output
-  keeps the input's scale (a RESCALE of multiplier 2^30, shift 30, checked) unless a dequantization fixes another
-  one. The importers' pools (zero points 0) take this form.
+  keeps the input's scale (a RESCALE of multiplier 2^30, shift 30, checked) unless a dequantization or the scale
+  solver fixes another one (the solver links the pool's input and output, softly: ``writer_quant_scales``; it
+  gives the output another scale only when a CONCAT joins it with a branch whose scale is fixed otherwise). The
+  importers' pools (zero points 0) take this form.
 * otherwise depth-wise ``conv``s (``groups = 0``) of ones (int8 code 1, zero point 0) with the bias
   ``n·(z − input_zp)``: the reader's accumulator is ``Σ (x − z) + n·(z − input_zp) = Σ (x − input_zp)`` over the
   same taps (its CONV2D pads with the zero point, adding 0), the weight scale is chosen
@@ -47,8 +51,9 @@ from xdsl.ir import Operation, SSAValue
 
 from nnkiln.frontends.common import quant as cq
 from nnkiln.frontends.common.arith import shape_of
-from nnkiln.frontends.nnef.writer import get, ints, lit, unsupported
-from nnkiln.frontends.nnef.writer_quant_io import consumer_zps
+from nnkiln.dialects.tosa.base import Kind
+from nnkiln.frontends.nnef.writer import get, ints, kind, lit, unsupported
+from nnkiln.frontends.nnef.writer_quant_io import consumer_zps, input_zero_point
 from nnkiln.frontends.nnef.writer_quant_scales import NUDGES, QP, m_s, make_qp, nudge
 
 if TYPE_CHECKING:
@@ -109,25 +114,77 @@ def write_avg_pool(qw: QuantWriter, op: Operation) -> None:
 
 def _output_zero_point(qw: QuantWriter, v: SSAValue, free: int) -> int:
     """The zero point the pool's output must have: a dequantization's, else the one its consumers subtract
-    (``writer_quant_io.consumer_zps``; consumers that disagree report it themselves), else ``free``."""
+    (``writer_quant_io.consumer_zps``; consumers that disagree report it themselves), else the one of the tensors
+    an int8 CONCAT joins it with (``_peer_zps``: one grid for all of them), else ``free``."""
     forced = qw.forced.get(v)
     if forced is not None:
         return forced[1]
     found: list[tuple[int, Operation]] = []
     consumer_zps(qw, v, 0, set(), found)
     zps = {z for z, _ in found}
+    if not zps:
+        _peer_zps(qw, v, set(), zps)
     return zps.pop() if len(zps) == 1 else free
+
+
+_THROUGH = ("tosa.transpose", "tosa.reshape", "tosa.identity", "tosa.slice", "tosa.tile", "tosa.reverse",
+            "tosa.max_pool2d", "tosa.clamp")  # int8 data movement with one tensor operand (MOVES but CONCAT)
+
+
+def _peer_zps(qw: QuantWriter, v: SSAValue, seen: set[SSAValue], out: set[int]) -> None:
+    """The zero points of the other operands of the int8 CONCATs that ``v`` reaches through data movement."""
+    if v in seen:
+        return
+    seen.add(v)
+    for use in v.uses:
+        op = use.operation
+        if op.name == "tosa.concat":
+            for i, u in enumerate(op.operands):
+                zp = None if i == use.index else _producer_zp(qw, u)
+                if zp is not None:
+                    out.add(zp)
+            _peer_zps(qw, op.results[0], seen, out)
+        elif op.name in _THROUGH and kind(op.results[0]) is Kind.I8:
+            _peer_zps(qw, op.results[0], seen, out)
+
+
+def _producer_zp(qw: QuantWriter, u: SSAValue) -> int | None:
+    """The int8 zero point ``u`` is written with when it is already known: written before, the output of a RESCALE
+    (its output_zp), a graph input (``writer_quant_io.input_zero_point``), through data movement; else None."""
+    while True:
+        if u in qw.qp:
+            return qw.qp[u].zp
+        if u in qw.arg_off:
+            return input_zero_point(qw, u) if qw.arg_off[u] == 0 else None
+        o = u.owner
+        if not isinstance(o, Operation) or kind(u) is not Kind.I8:
+            return None
+        if o.name == "tosa.rescale" and o not in qw.view_ops:
+            return int(get(dict(o.properties.items()), "output_zp", 0) or 0)  # type: ignore[arg-type]
+        if o.name not in _THROUGH:
+            return None
+        u = o.operands[0]
 
 
 def _pool_out_qp(qw: QuantWriter, v: SSAValue, q: QP, zp: int) -> QP | None:
     """The output quantization of the ``avg_pool`` form — the input's scale (a RESCALE of multiplier 2^30, shift
-    30), zero point ``zp`` — or None (a dequantization fixes another scale)."""
+    30), zero point ``zp`` — or None: a dequantization fixes another scale, or the scale solver gives the output
+    another one (the pool's link input ↔ output is the solver's only soft link: a CONCAT with a tensor whose scale
+    is fixed otherwise, ``writer_quant_scales.solve_scales``). The solved scale is tried first, stepped by the
+    ``NUDGES`` its peers are searched with, so the grid is the very one of the tensors it meets again."""
     forced = qw.forced.get(v)
-    cands = [q] if zp == q.zp else []
+    target = qw.target.get(v) if forced is None else None
+    cands = [make_qp(nudge(target, k), zp) for k in NUDGES] if target is not None else []
+    cands += [q] if zp == q.zp else []
     cands += [make_qp(nudge(q.scale, k), zp) for k in NUDGES]
     for c in cands:
-        if m_s(q.scale / c.scale) == _UNIT and (forced is None or (float(np.float32(c.scale)), c.zp) == forced):
-            return c
+        if m_s(q.scale / c.scale) != _UNIT:
+            continue
+        if forced is not None and (float(np.float32(c.scale)), c.zp) != forced:
+            continue
+        if target is not None and m_s(target / c.scale) != _UNIT:
+            return None  # the solver's scale is not the input's: the conv form takes any output scale
+        return c
     return None
 
 

@@ -12,7 +12,12 @@ The integer module only fixes *ratios* of scales, so the free ones are solved on
 RESCALE views (ratio 1), int8→int8 RESCALEs (``1/t``, t the RESCALE's factor) and the common-scale ADD — are
 propagated from the dequantized (forced) values and the fixed softmax inputs, then from the first value of each
 other component (0.05), so tensors that meet again (e.g. the inputs of a CONCAT) get identical ranges; the right
-operand B of a run-time product gets ``s_C·t / s_A``. ``out_qp`` gives a produced tensor its quantization (the
+operand B of a run-time product gets ``s_C·t / s_A``. An int8 AVG_POOL2D's input and output are a *soft* link
+(ratio 1): its ``avg_pool`` form keeps the scale, but its conv form (``writer_quant_pool``) takes any output
+scale, so the link is only followed into a component nothing has assigned yet (after all fixed scales, and after
+each component's hard links) and never overrides a scale: an AVG_POOL2D output that a CONCAT joins with another
+branch gets that branch's scale, and its input too when free (so the pool stays an ``avg_pool``); when both
+sides are fixed otherwise (a dequantization, or a cycle through a RESCALE), the pool takes the conv form. ``out_qp`` gives a produced tensor its quantization (the
 forced one or the solved target), ``solve_out`` the output quantization that reproduces a RESCALE's
 (multiplier, shift) from a given input scale.
 """
@@ -83,7 +88,8 @@ def solve_scales(qw: QuantWriter) -> None:
     """Scales of the int8 values: RESCALE-free links (data movement: ratio 1; int8→int8 RESCALE: 1/t;
     common-scale ADD: t_b/t_a between the operands and ``2·max(s_a, s_b)/2^20/t`` to the output) are
     propagated from the dequantized (forced) values, then from the first value of each other component, into
-    ``qw.target``."""
+    ``qw.target``; AVG_POOL2D input ↔ output (ratio 1) only bridges into unassigned components (module
+    docstring)."""
     edges: dict[SSAValue, list[tuple[SSAValue, float]]] = {}
 
     def link(a: SSAValue, b: SSAValue, r: float) -> None:  # s_b = s_a · r
@@ -95,6 +101,7 @@ def solve_scales(qw: QuantWriter) -> None:
         return ints(p["multiplier"])[0] * 2.0 ** -ints(p["shift"])[0]
 
     block = qw.func.body.blocks[0]
+    pools: list[tuple[SSAValue, SSAValue]] = []  # (input, output) of the int8 AVG_POOL2Ds: soft links, ratio 1
     order: list[SSAValue] = list(qw.arg_off)
     derived: dict[SSAValue, tuple[SSAValue, SSAValue, float]] = {}  # B of A·B: (A, C, s_A·s_B / s_C)
     for op in block.ops:
@@ -142,15 +149,11 @@ def solve_scales(qw: QuantWriter) -> None:
                     link(v, op.results[0], 1.0)
         elif op.name == "tosa.rescale" and kind(op.operands[0]) is Kind.I8 and kind(op.results[0]) is Kind.I8:
             link(op.operands[0], op.results[0], 1.0 / tval(op))
+        elif op.name == "tosa.avg_pool2d" and kind(op.results[0]) is Kind.I8 and const_of(op.operands[0]) is None:
+            pools.append((op.operands[0], op.results[0]))
     fixed = [softmax_input_scale(ops) for k, ops in qw.groups.values() if k == "softmax"]
-    seeds = [(v, s) for v, (s, _) in qw.forced.items()] + [f for f in fixed if f] + [(v, 0.05) for v in order]
-    for v0, s0 in seeds:
-        if v0 in qw.target:
-            continue
-        a_c_t = derived.get(v0)
-        if a_c_t is not None and a_c_t[0] in qw.target and a_c_t[1] in qw.target:
-            s0 = qw.target[a_c_t[1]] * a_c_t[2] / qw.target[a_c_t[0]]  # s_B = s_C·t / s_A
-        qw.target[v0] = s0
+
+    def spread(v0: SSAValue) -> None:  # the hard links, from an assigned value
         todo = [v0]
         while todo:
             v = todo.pop()
@@ -158,6 +161,34 @@ def solve_scales(qw: QuantWriter) -> None:
                 if u not in qw.target:
                     qw.target[u] = qw.target[v] * r
                     todo.append(u)
+
+    def bridge() -> None:  # pool links into components nothing has assigned yet, then their hard links
+        grown = True
+        while grown:
+            grown = False
+            for a, b in pools:
+                for u, v in ((a, b), (b, a)):
+                    if u in qw.target and v not in qw.target:
+                        qw.target[v] = qw.target[u]
+                        spread(v)
+                        grown = True
+
+    def seed(v0: SSAValue, s0: float) -> None:
+        if v0 in qw.target:
+            return
+        a_c_t = derived.get(v0)
+        if a_c_t is not None and a_c_t[0] in qw.target and a_c_t[1] in qw.target:
+            s0 = qw.target[a_c_t[1]] * a_c_t[2] / qw.target[a_c_t[0]]  # s_B = s_C·t / s_A
+        qw.target[v0] = s0
+        spread(v0)
+
+    for v0, s0 in [(v, s) for v, (s, _) in qw.forced.items()] + [f for f in fixed if f]:
+        seed(v0, s0)  # every fixed scale before any pool link: a link never overrides one
+    bridge()
+    for v0 in order:
+        if v0 not in qw.target:
+            seed(v0, 0.05)
+            bridge()
 
 
 def out_qp(qw: QuantWriter, v: SSAValue, free: float, zp: int) -> QP:

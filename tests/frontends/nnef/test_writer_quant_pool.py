@@ -193,7 +193,7 @@ def test_unsigned_form_keeps_the_zero_point_its_consumer_subtracts(geometry: str
         np.testing.assert_array_equal(np.rint(np.asarray(got, np.float64) / sy).astype(np.int64) + zy, want)
 
 
-_DEQUANT = """func.func @main(%x: tensor<1x5x5x3xi8>) -> tensor<1x3x3x3xf32> {{
+_DEQUANT = """func.func @main(%x: tensor<1x5x5x3xi8>) -> ({results}) {{
   %p = tosa.avg_pool2d %x {{kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, input_zp = {izp} : i64, output_zp = {ozp} : i64}} : (tensor<1x5x5x3xi8>) -> tensor<1x3x3x3xi8>
   %i = tosa.cast %p : (tensor<1x3x3x3xi8>) -> tensor<1x3x3x3xi32>
   %z = tosa.const {{values = dense<{dzp}> : tensor<1x1x1x1xi32>}} : tensor<1x1x1x1xi32>
@@ -201,29 +201,49 @@ _DEQUANT = """func.func @main(%x: tensor<1x5x5x3xi8>) -> tensor<1x3x3x3xf32> {{
   %f = tosa.cast %d : (tensor<1x3x3x3xi32>) -> tensor<1x3x3x3xf32>
   %s = tosa.const {{values = dense<0.1> : tensor<1x1x1x1xf32>}} : tensor<1x1x1x1xf32>
   %y = tosa.mul %f, %s : (tensor<1x3x3x3xf32>, tensor<1x1x1x1xf32>) -> tensor<1x3x3x3xf32>
-  func.return %y : tensor<1x3x3x3xf32>
+{pin}  func.return {returned}
 }}
 """
 
+# the input dequantized too, with scale 0.05 (and the zero point the pool subtracts): its scale is no longer free
+_PIN = """  %xi = tosa.cast %x : (tensor<1x5x5x3xi8>) -> tensor<1x5x5x3xi32>
+  %xz = tosa.const {{values = dense<{izp}> : tensor<1x1x1x1xi32>}} : tensor<1x1x1x1xi32>
+  %xd = tosa.sub %xi, %xz : (tensor<1x5x5x3xi32>, tensor<1x1x1x1xi32>) -> tensor<1x5x5x3xi32>
+  %xf = tosa.cast %xd : (tensor<1x5x5x3xi32>) -> tensor<1x5x5x3xf32>
+  %xs = tosa.const {{values = dense<0.05> : tensor<1x1x1x1xf32>}} : tensor<1x1x1x1xf32>
+  %x2 = tosa.mul %xf, %xs : (tensor<1x5x5x3xf32>, tensor<1x1x1x1xf32>) -> tensor<1x5x5x3xf32>
+"""
 
+
+@pytest.mark.parametrize("pinned", [False, True], ids=["free_input", "pinned_input"])
 @pytest.mark.parametrize("izp, ozp, dzp", [(0, 0, 0), (7, -3, -3), (7, -3, 20)], ids=["zp0", "zp", "other_zp"])
-def test_dequantized_pool_output(izp: int, ozp: int, dzp: int, tmp_path) -> None:  # noqa: ANN001
-    """The pool's output is dequantized with scale 0.1 (the input's scale is free, 0.05), so the avg_pool form
-    (which keeps the input's scale) cannot be used even for an odd count: depth-wise convs take the scale. With
-    the dequantization's zero point not the pool's output_zp (20 against −3), a constant is added to move the
-    codes to that zero point. Before, zero points 0 with another scale were refused."""
-    module = parse_module(_DEQUANT.format(izp=izp, ozp=ozp, dzp=dzp))
+def test_dequantized_pool_output(izp: int, ozp: int, dzp: int, pinned: bool, tmp_path) -> None:  # noqa: ANN001
+    """The pool's output is dequantized with scale 0.1. With a free input scale, the solver's pool link gives
+    the input that scale too, so an odd count with ``z + output_zp − input_zp`` equal to the dequantization's zero
+    point is the plain ``avg_pool`` (before the link: depth-wise convs, and earlier still refused). With the input
+    dequantized at 0.05 as well (``pinned``), the avg_pool form (which keeps the input's scale) cannot be used even
+    for an odd count: depth-wise convs take the scale. With the dequantization's zero point not the pool's
+    output_zp (20 against −3), a constant is added to move the codes to that zero point."""
+    f3, f5 = "tensor<1x3x3x3xf32>", "tensor<1x5x5x3xf32>"
+    module = parse_module(_DEQUANT.format(
+        izp=izp, ozp=ozp, dzp=dzp, results=f"{f3}, {f5}" if pinned else f3,
+        pin=_PIN.format(izp=izp) if pinned else "", returned=f"%y, %x2 : {f3}, {f5}" if pinned else f"%y : {f3}"))
     d = str(tmp_path / "n")
     write_nnef(module, d)
     text = open(os.path.join(d, "graph.nnef")).read()
-    assert "groups = 0" in text and _moved(text) == (dzp != ozp)
-    back = load_nnef(d)
+    conv_form = pinned or dzp != ozp
+    assert ("groups = 0" in text, "avg_pool(" in text) == (conv_form, not conv_form), text
+    assert _moved(text) == (dzp != ozp)
     sx, zx = _entry(d, "x")
+    assert np.float32(sx) == np.float32(0.05 if pinned else 0.1)
+    back = load_nnef(d)
     rng = np.random.default_rng(3)
     for codes in _inputs(rng, (1, 5, 5, 3), np.int8, (-10, 10)):
-        want = ref.run(module, {"x": codes})["output0"]
-        got = ref.run(back, {"x": ((codes.astype(np.int64) - zx) * sx).astype(np.float32)})["output0"]
-        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        want = ref.run(module, {"x": codes})
+        got = ref.run(back, {"x": ((codes.astype(np.int64) - zx) * sx).astype(np.float32)})
+        assert list(got) == list(want)
+        for k in want:
+            np.testing.assert_array_equal(np.asarray(got[k]), np.asarray(want[k]))
 
 
 # ------------------------------------------------------------------------------------------------
