@@ -8,6 +8,26 @@ cells have size ``ceil(r/p)`` and stride ``floor(r/p)`` from the RoI origin, cli
 ``roi_resample`` samples the RoI at the ``method``'s positions (as multilinear_upsample) with bilinear
 interpolation, clamped to the input (border 'replicate').
 
+roi_resample positions (a decision; §4.6.2 only says "the interpolation methods are the same as described in
+Up and Down-Sampling", §4.3.4). The RoI ``(y0, x0, y1, x1)`` is, as in RoI pooling, an extent ``r = y1 − y0``
+starting at ``y0``: it plays the part of §4.3.4's input of extent ``x = r`` (offset by ``y0``) resampled to
+``n`` = output_size, so the factor is ``f = n / r`` and sample ``i`` lies at ``y0 + t(i)`` with the spec's
+index maps taken literally:
+
+* 'asymmetric': ``t = i / f = i·r/n`` (the first sample at ``y0``, none reaches ``y1``);
+* 'symmetric': ``t = (i − f0) / f`` with ``f0 = (f − 1)/2``, i.e. ``(i + ½)·r/n − ½``;
+* 'aligned': ``t = i / g(x)`` with ``g(x) = (x·f − 1)/(x − 1) = (n − 1)/(r − 1)``, i.e. ``i·(r − 1)/(n − 1)``:
+  "only the last point of the output interval maps to the last point in the input interval", and the last
+  point of an extent ``r`` from ``y0`` is ``y1 − 1`` (not ``y1``: that would be a point past the RoI, and the
+  three methods would disagree on what a RoI is; with the RoI ``[0, H)`` and ``n = H`` all three are the
+  identity). ``n = 1`` samples ``y0``, and so does every sample when ``r = 1`` (``g`` infinite).
+
+The weights are §4.3.4's ``(1 − u)·in[j] + u·in[j + 1]`` with ``j = floor``, ``u = frac`` of the coordinate. The
+spec clamps indices to its input's extent; for a RoI whose corners need not be integers there is no cropped tensor
+to clamp to, so the samples read the feature map of the RoI's batch item and clamp to *its* edges (``j = −1`` →
+0, ``j + 1 = H`` → ``H − 1``; border 'replicate', the multilinear_upsample default): inside the map, samples next
+to the RoI's boundary interpolate with the pixels just outside it, as RoI Align does.
+
 NNEF 1.0.5's ``sin``, ``cos``, ``tan``, ``asin``, ``acos``, ``atan``, ``sinh``, ``cosh``, ``asinh``,
 ``acosh``, ``atanh`` are ``nnef.<name>``: the kernels of ``custom_math`` (one f32 operand and result).
 """
@@ -59,12 +79,13 @@ def _roi_resample(call) -> list[np.ndarray]:  # noqa: ANN001
     out = np.zeros((rois.shape[0], x.shape[1], oh, ow), dtype=np.float32)
 
     def positions(lo: float, hi: float, n: int) -> np.ndarray:
+        """The input coordinates of the ``n`` samples of the RoI extent ``r = hi − lo`` (module docstring)."""
         i = np.arange(n, dtype=np.float64)
-        if method == "aligned":
-            return lo + i * (hi - lo) / max(n - 1, 1)
-        if method == "asymmetric":
+        if method == "aligned":  # i / g(r), g(r) = (r·f − 1) / (r − 1) = (n − 1) / (r − 1): the end at hi − 1
+            return lo + i * (hi - lo - 1.0) / max(n - 1, 1)
+        if method == "asymmetric":  # i / f, f = n / r
             return lo + i * (hi - lo) / n
-        return lo + (i + 0.5) * (hi - lo) / n - 0.5
+        return lo + (i + 0.5) * (hi - lo) / n - 0.5  # (i − f0) / f, f0 = (f − 1) / 2
 
     for k in range(rois.shape[0]):
         b = int(np.asarray(bidx).reshape(-1)[k])

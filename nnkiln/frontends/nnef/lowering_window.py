@@ -530,7 +530,16 @@ def _multilinear(lw: Lowerer, op: FlatOp) -> None:
 def _roi(lw: Lowerer, op: FlatOp) -> None:
     """RoI ops (§4.6): boxes are run-time tensors, which TOSA 0.30 cannot express; lowered to
     ``tosa.custom`` (identifier ``nnef.<op>``, ``implementation_attrs`` a JSON object of the attributes)
-    executed by the kernels of :mod:`nnkiln.reference.custom_nnef`."""
+    executed by the kernels of :mod:`nnkiln.reference.custom_nnef`.
+
+    ``roi_resample`` (and the ``*_roi_align`` compounds built on it) place their samples by §4.3.4's index maps
+    with the RoI as an input of extent ``r = y1 − y0`` from ``y0`` (as RoI pooling's ``r_H``) and factor
+    ``n / r``: 'asymmetric' at ``y0 + i·r/n``, 'symmetric' at ``y0 + (i + ½)·r/n − ½``, 'aligned' at
+    ``y0 + i·(r − 1)/(n − 1)`` — its last sample on the RoI's last point ``y1 − 1``, from the spec's
+    ``g(x) = (x·f − 1)/(x − 1)`` (before: ``y1``, one past the RoI). Interpolation reads the feature map,
+    clamped to its edges. The reasoning is in :mod:`nnkiln.reference.custom_nnef`;
+    ``tests/frontends/nnef/test_roi_resample.py`` pins it with hand-computed cases and a numpy model of the spec
+    text."""
     import json
 
     from xdsl.dialects.builtin import TensorType
