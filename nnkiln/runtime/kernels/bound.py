@@ -20,9 +20,9 @@ Protocol:
   call): the unit then runs unbound, as before;
 * a thread-count slot holds 0 for "the run's thread count" (``blas.kernel_threads()`` when the chain
   runs), or a fixed count (1 for small kernels);
-* a kernel that needs a scratch buffer (the zero-padded input of a convolution) names the slot and the
-  float32 elements it needs; the chain owns one buffer of the largest such size (its kernels run one at a
-  time, so they share it).
+* a kernel that needs a scratch buffer (the zero-padded input of a convolution) names the slot (and an offset
+  into the buffer, for a second region) and the float32 elements it needs; the chain owns one buffer of the
+  largest such size (its kernels run one at a time, so they share it).
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ class Bound:
 
     calls: list[tuple[int, np.ndarray]]
     keep: list[object] = dataclasses.field(default_factory=list)  # what the slots point into
-    scratch: list[tuple[int, int]] = dataclasses.field(default_factory=list)  # (call, slot) of the scratch address
+    scratch: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
+    """(call, slot) of the scratch address, or (call, slot, offset in float32 elements) of an address inside it."""
     scratch_elems: int = 0
 
 
@@ -129,8 +130,8 @@ class Chain:
         self.scratch = np.empty(max(need, 1), np.float32)
         self._keep: list[object] = [self.scratch]
         for u, b in enumerate(bounds):
-            for k, s in b.scratch:
-                b.calls[k][1][s] = self.scratch.ctypes.data
+            for k, s, *off in b.scratch:
+                b.calls[k][1][s] = self.scratch.ctypes.data + 4 * (off[0] if off else 0)
             calls += [(fn, args, u) for fn, args in b.calls]
             self._keep += b.keep
         self.n = len(calls)

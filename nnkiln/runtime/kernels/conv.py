@@ -59,6 +59,7 @@ from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, contiguous_f32, slots
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds, operand_2d
 from nnkiln.runtime.kernels.gemm import gemm, min_rows
+from nnkiln.runtime.kernels.winograd import native_winograd, use_winograd
 
 FastFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]], None]
 _F32 = np.float32
@@ -146,6 +147,7 @@ _SIGNATURES: dict[str, dict[str, tuple[list[Any], Any]]] = {
              "nk_pad_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I], _I),
              "nk_transpose32": ([_P, _P, ctypes.c_long, ctypes.c_long, ctypes.c_long, _I], _I),
              "nk_bmm_f32": ([_P, _L, _L, _P, _L, _L, _L, _P, _I, _I, _I, _I, _P, _I], _I),
+             "nk_wino_f32": ([_P, _I, _I, _I, _I, _I, _I, _P, _I, _P, _P, _I, _P, _P, _P, _P, _I], _I),
              "nk_pool_workers": ([], _I)},
 }
 _PAR_MIN_FLOPS = 4e6
@@ -491,6 +493,10 @@ def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
     k = kh * kw * ic
     rows = n * oh * ow
     wconst = consts[1]
+    if wconst is not None and use_winograd(n, oh, ow, ic, oc, kh, kw, (sy, sx), (dy, dx)):
+        wino = native_winograd((n, ih, iw, ic, oc, oh, ow, pt, pb, pl, pr), wconst, epi, ob[0])
+        if wino is not None:
+            return wino
     if use_native_conv(k, oc, rows):
         nat = _native_conv((n, ih, iw, ic, oc, kh, kw, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr), wconst, epi, ob[0])
         if nat is not None:

@@ -801,6 +801,9 @@ int nk_bmm_f32(const float *a, long sab, long sam, const float *b, long sbb, lon
     return 0;
 }
 
+/* -- CONV2D 3x3 by Winograd F(2x2, 3x3) (its own file: the tiles and the pool above) -- */
+#include "conv_wino.c"
+
 /* -- DEPTHWISE_CONV2D ------------------------------------------------------------------------------ */
 
 #ifdef NK_SIMD  /* AVX2 and FMA */

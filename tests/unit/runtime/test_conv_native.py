@@ -26,7 +26,7 @@ from nnkiln.kinds import Kind
 from nnkiln.reference.registry import KernelCall, load_kernels
 from nnkiln.runtime import blas, load_blob, native
 from nnkiln.runtime.kernels import conv as conv_mod
-from nnkiln.runtime.kernels import epilogue
+from nnkiln.runtime.kernels import epilogue, winograd
 
 F = Kind.F32
 KERNELS = load_kernels(with_ir=False)
@@ -155,6 +155,64 @@ def test_conv2d_fused_epilogues(path: bool, posts: list, nextra: int, ic: int, o
     e = _ref_posts(_ref("tosa.conv2d", [x, w, b], attrs, shape), posts, extras)
     got = _call(_kernel(False, attrs, x, w, b, shape, posts, extras), x, w, b, shape, extras)
     _close(got, e)
+
+
+WINOGRAD_CASES = [
+    # n, ih, iw, ic, oc, pad
+    (1, 9, 11, 32, 40, (1, 1, 1, 1)),   # odd output sizes (partial tiles), 8-channel output tail
+    (2, 6, 7, 36, 33, (1, 1, 1, 1)),    # batch 2, IC not a multiple of 8 (scalar transform tail), OC = 32 + 1
+    (1, 8, 8, 32, 48, (0, 0, 0, 0)),    # no padding
+    (1, 7, 9, 40, 32, (2, 0, 0, 1)),    # asymmetric padding
+]
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+@pytest.mark.parametrize("case", WINOGRAD_CASES)
+def test_conv2d_winograd_matches_reference(path: bool, case: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    """3x3 stride-1 convolutions forced onto Winograd F(2x2, 3x3) (native) against the reference, plain and
+    with each epilogue the C code fuses (and one it does not)."""
+    monkeypatch.setattr(winograd, "_MIN_MACS", 0)
+    n, ih, iw, ic, oc, pad = case
+    oh, ow = _out_hw(ih, iw, 3, 3, pad, (1, 1), (1, 1))
+    x, w, b = _f(n, ih, iw, ic), _f(oc, 3, 3, ic), _f(oc)
+    attrs = _attrs(pad, (1, 1), (1, 1))
+    shape = (n, oh, ow, oc)
+    e = _ref("tosa.conv2d", [x, w, b], attrs, shape)
+    fn = _kernel(False, attrs, x, w, b, shape)
+    assert ("native_winograd" in getattr(fn, "run", fn).__qualname__) == path
+    _close(_call(fn, x, w, b, shape), e)
+    for posts, nextra in EPILOGUES:
+        extras = [_f(*shape), _f(1, 1, 1, oc)][:nextra]
+        got = _call(_kernel(False, attrs, x, w, b, shape, posts, extras), x, w, b, shape, extras)
+        _close(got, _ref_posts(e, posts, extras))
+
+
+def test_winograd_transforms_are_the_minimal_filtering_identity() -> None:
+    """The packed ``U[xi]`` with independently written B^T and A^T reproduce a 2x2 block of the 3x3 correlation of a
+    4x4 patch: A^T [U ⊙ (B^T d B)] A = sum_{ky,kx} d[y+ky, x+kx] g[ky, kx] (float64 check of the float32 weights)."""
+    bt = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float64)
+    at = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float64)
+    oc, ic = 20, 3
+    w = _f(oc, 3, 3, ic)
+    packed = winograd.transformed_weights(w)
+    panels = -(-oc // 16)
+    u = packed.reshape(16, panels, ic, 16).transpose(0, 2, 1, 3).reshape(16, ic, panels * 16)[:, :, :oc]
+    d = RNG.standard_normal((4, 4, ic))
+    v = np.einsum("ir,rsc,js->ijc", bt, d, bt).reshape(16, ic)
+    m = np.einsum("xc,xco->xo", v, u.astype(np.float64)).reshape(4, 4, oc)
+    y = np.einsum("ir,rso,js->ijo", at, m, at)
+    direct = np.array([[np.einsum("abc,oabc->o", d[r:r + 3, c:c + 3], w.astype(np.float64))
+                        for c in range(2)] for r in range(2)])
+    np.testing.assert_allclose(y, direct, rtol=1e-5, atol=1e-5)
+
+
+def test_winograd_used_only_where_it_pays() -> None:
+    assert winograd.use_winograd(1, 56, 56, 64, 64, 3, 3, (1, 1), (1, 1))
+    assert winograd.use_winograd(1, 7, 7, 512, 512, 3, 3, (1, 1), (1, 1))
+    assert not winograd.use_winograd(1, 15, 15, 32, 48, 3, 3, (1, 1), (1, 1))  # 3.1 M multiply-adds
+    assert not winograd.use_winograd(1, 56, 56, 64, 64, 3, 3, (2, 2), (1, 1))
+    assert not winograd.use_winograd(1, 56, 56, 64, 64, 3, 3, (1, 1), (2, 2))
+    assert not winograd.use_winograd(1, 112, 112, 3, 64, 3, 3, (1, 1), (1, 1))  # a stem: IC = 3
 
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
@@ -333,6 +391,33 @@ def test_blob_conv_depthwise_chain(path: bool) -> None:
     e2 = _ref_posts(_ref("tosa.depthwise_conv2d", [e1, w2, b2], a2, (2, 5, 5, 24)), [RELU6], [])
     e3 = _ref("tosa.conv2d", [e2, w3, b3], a3, (2, 5, 5, 24)) + e2
     _close(got, e3)
+
+
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+def test_blob_winograd_chain(path: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Winograd convolutions (forced) inside a blob: the two arena-to-arena ones run bound, as one chain sharing a
+    scratch buffer (padded input + transform work at an offset), against the reference op by op."""
+    monkeypatch.setattr(winograd, "_MIN_MACS", 0)
+    x = _f(1, 9, 10, 32)
+    ws = [(_f(32, 3, 3, 32) * 0.2, _f(32)) for _ in range(3)]
+    w4, b4 = _f(8, 1, 1, 32), _f(8)
+    a3, a1 = _attrs((1, 1, 1, 1), (1, 1), (1, 1)), _attrs((0, 0, 0, 0), (1, 1), (1, 1))
+    bb = BlobBuilder()
+    xin = bb.add_io("x", F, x.shape, output=False)
+    c = [bb.add_const(a, F) for wb in ws for a in wb] + [bb.add_const(w4, F), bb.add_const(b4, F)]
+    size = 9 * 10 * 32 * 4
+    t = [bb.add_arena(F, (1, 9, 10, 32), i * size) for i in range(3)]
+    out = bb.add_io("y", F, (1, 9, 10, 8), output=True)
+    bb.add_task("tosa.conv2d", [xin, c[0], c[1]], [t[0]], attrs=a3)
+    bb.add_task("tosa.conv2d", [t[0], c[2], c[3]], [t[1]], attrs=a3, post_ops=[RELU6])
+    bb.add_task("tosa.conv2d", [t[1], c[4], c[5], t[0]], [t[2]], attrs=a3,
+                post_ops=[{"kernel": "tosa.add", "attrs": {}, "operand": 3}])
+    bb.add_task("tosa.conv2d", [t[2], c[6], c[7]], [out], attrs=a1)
+    got = load_blob(encode(bb.finish())).run({"x": x})["y"]
+    e0 = _ref("tosa.conv2d", [x, *ws[0]], a3, (1, 9, 10, 32))
+    e1 = _ref_posts(_ref("tosa.conv2d", [e0, *ws[1]], a3, (1, 9, 10, 32)), [RELU6], [])
+    e2 = _ref("tosa.conv2d", [e1, *ws[2]], a3, (1, 9, 10, 32)) + e0
+    _close(got, _ref("tosa.conv2d", [e2, w4, b4], a1, (1, 9, 10, 8)))
 
 
 def test_no_native_environment_uses_numpy_path() -> None:
