@@ -122,12 +122,15 @@ class Chain:
     """Consecutive bound units of one queue as one call: ``fn(views)``; ``tasks`` lists the first task of
     each unit (error messages name the unit that failed)."""
 
-    def __init__(self, bounds: Sequence[Bound], first_tasks: Sequence[int], units: Sequence[Any] = ()):
+    def __init__(self, bounds: Sequence[Bound], first_tasks: Sequence[int], units: Sequence[Any] = (),
+                 scratch: np.ndarray | None = None):
         self.tasks = list(first_tasks)
         self.units = list(units)  # the unit functions it replaces (tests, profiling)
         calls: list[tuple[int, np.ndarray, int]] = []
         need = max((b.scratch_elems for b in bounds), default=0)
-        self.scratch = np.empty(max(need, 1), np.float32)
+        if scratch is None or scratch.size < need:
+            scratch = np.empty(max(need, 1), np.float32)
+        self.scratch = scratch
         self._keep: list[object] = [self.scratch]
         for u, b in enumerate(bounds):
             for k, s, *off in b.scratch:
@@ -153,15 +156,14 @@ def chain_units(units: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]],
     between them) with every run of two or more bound units replaced by one ``Chain``."""
     if _runner() is None:
         return units
-    out: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]] = []
+    parts: list[Any] = []  # units, and lists of (Bound, unit) to chain
     run: list[tuple[Bound, tuple[Any, int, tuple[int, ...], tuple[int, ...]]]] = []
 
     def flush() -> None:
         if len(run) >= 2:
-            chain = Chain([b for b, _ in run], [u[1] for _, u in run], [u[0] for _, u in run])
-            out.append((chain, run[0][1][1], run[0][1][2], tuple(x for _, u in run for x in u[3])))
+            parts.append(list(run))
         else:
-            out.extend(u for _, u in run)
+            parts.extend(u for _, u in run)
         run.clear()
 
     for unit in units:
@@ -169,10 +171,20 @@ def chain_units(units: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]],
         b = bind(static) if bind is not None else None
         if b is None:
             flush()
-            out.append(unit)
+            parts.append(unit)
         else:
             run.append((b, unit))
     flush()
+    # the chains run one after another: one scratch buffer serves them all
+    need = max((b.scratch_elems for p in parts if isinstance(p, list) for b, _ in p), default=0)
+    shared = np.empty(max(need, 1), np.float32)
+    out: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]] = []
+    for p in parts:
+        if isinstance(p, list):
+            chain = Chain([b for b, _ in p], [u[1] for _, u in p], [u[0] for _, u in p], shared)
+            out.append((chain, p[0][1][1], p[0][1][2], tuple(x for _, u in p for x in u[3])))
+        else:
+            out.append(p)
     return out
 
 

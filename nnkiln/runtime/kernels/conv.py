@@ -339,7 +339,11 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
         pack(_ptr(wc), oc, k, _ptr(bp))
         return bp
 
-    bp_const = bp_packed if bp_packed is not None else packed(wconst) if wconst is not None else None
+    if bp_packed is None and wconst is not None:
+        from nnkiln.runtime.kernels.gemm import current_plan
+
+        bp_packed = current_plan().cached(wconst, "conv", lambda: packed(wconst))
+    bp_const = bp_packed
     ptr = _Ptrs(6)
     toff_p = _ptr(toff)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -48,17 +48,25 @@ class GemmPlan:
     native: bool = False  # constant-weight FULLY_CONNECTED / MATMUL on conv.c, weights packed at load
     small_flops: float = SMALL_FLOPS  # BLAS products below this run on one thread
     pooled: bool = False  # GEMMs run on conv.c's thread pool (then so do products of two run-time operands)
-    packed: dict[tuple[int, tuple[int, ...]], np.ndarray] = field(default_factory=dict)  # by (address, shape)
+    packed: dict[tuple[int, tuple[int, ...], str], np.ndarray] = field(default_factory=dict)  # by (address, shape, kind)
 
     def packed_weights(self, w: np.ndarray, layout: str) -> np.ndarray:
         """``conv.pack_gemm_weights(w, layout)``, once per constant (kernels are built more than once per task)."""
         from nnkiln.runtime.kernels.conv import pack_gemm_weights
 
-        key = (w.ctypes.data, w.shape)
-        bp = self.packed.get(key)
-        if bp is None:
-            bp = self.packed[key] = pack_gemm_weights(w, layout)
-        return bp
+        return self.cached(w, layout, lambda: pack_gemm_weights(w, layout))
+
+    def cached(self, w: np.ndarray, kind: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """``make()``, a load-time rearrangement of the constant ``w`` (packed panels, transformed weights), once
+        per constant and ``kind`` within one executable: tasks sharing a constant (``split-batch``'s per-sample
+        copies of a layer) share it. Outside ``planning`` nothing is kept (addresses are reused)."""
+        if self is _DEFAULT:
+            return make()
+        key = (w.ctypes.data, w.shape, kind)
+        out = self.packed.get(key)
+        if out is None:
+            out = self.packed[key] = make()
+        return out
 
 
 _DEFAULT = GemmPlan()

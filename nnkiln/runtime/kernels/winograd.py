@@ -5,7 +5,7 @@ float64, rounded to float32 and packed into the GEMM's 16-column panels; every r
 kernel does), transforms 4x4 patches, runs 16 GEMMs and transforms back with the bias and fused post-ops.
 
 When (``use_winograd``): 3x3 kernels, stride 1, dilation 1, constant weights, at least 32 input and output
-channels and ``_MIN_MACS`` multiply-adds. Measured on the 2-core Zen 4 (AVX-512) machine, 1 thread, against
+channels, ``_MIN_MACS`` multiply-adds and transformed weights of at most ``_MAX_WEIGHT_BYTES`` (memory). Measured on the 2-core Zen 4 (AVX-512) machine, 1 thread, against
 the direct implicit GEMM in the same process (ms, Winograd / direct): ResNet-18's 56x56x64 1.59 / 2.06,
 28x28x128 1.16 / 2.02, 14x14x256 1.28 / 2.08, 7x7x512 1.95 / 2.37; batch 8: 56x56x64 17.4 / 17.7,
 28x28x128 14.1 / 18.5, 14x14x256 9.7 / 16.7. Error against a float64 convolution (max abs / max |y|):
@@ -24,8 +24,13 @@ from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, contiguous_f32, slots
 from nnkiln.runtime.kernels.epilogue import Epilogue
+from nnkiln.runtime.kernels.gemm import current_plan
 
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+_MAX_WEIGHT_BYTES = 4 << 20
+"""Larger transformed weights stay direct: they are kept beside the blob's own (16/9 of their size);
+ResNet-18's three 512-channel layers would add 50 MB to a 142 MB process (onnxruntime: 212 MB) for 1.4 ms
+(of 28) at 1 thread. Its 256-channel layers (4 MiB each) are in: 0.8 ms each."""
 _MIN_MACS = 16_000_000
 """Smaller convolutions stay direct: the three passes' fixed costs outweigh the saved multiplications
 (measured, 1 thread: 15x15x32->48 (3.1 M multiply-adds) 0.079 ms Winograd vs 0.064 ms direct)."""
@@ -36,7 +41,7 @@ def use_winograd(n: int, oh: int, ow: int, ic: int, oc: int, kh: int, kw: int, s
     """Whether a float32 CONV2D of this geometry runs as Winograd F(2x2, 3x3) (see the module docstring)."""
     if (kh, kw) != (3, 3) or strides != (1, 1) or dilations != (1, 1) or ic < 32 or oc < 32:
         return False
-    return 9 * n * oh * ow * ic * oc >= _MIN_MACS
+    return 9 * n * oh * ow * ic * oc >= _MIN_MACS and 16 * ic * oc * 4 <= _MAX_WEIGHT_BYTES
 
 
 def transformed_weights(w: np.ndarray) -> np.ndarray:
@@ -69,7 +74,7 @@ def native_winograd(geo: tuple[int, ...], wconst: np.ndarray, epi: Epilogue | No
     work = 16 * tiles * (ic + oc)
     pad_elems = n * hp * wp * ic
     padded = bool(pt or pb or pl or pr)
-    u = transformed_weights(np.asarray(wconst, np.float32))
+    u = current_plan().cached(wconst, "winograd", lambda: transformed_weights(np.asarray(wconst, np.float32)))
     nepi = NativeEpilogue(epi, out)
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:

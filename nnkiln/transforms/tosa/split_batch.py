@@ -53,6 +53,7 @@ from nnkiln.dialects.tosa.base import kind_of
 from nnkiln.dialects.tosa.ops_data_layout import LAYOUT_MODES, ConcatOp, SliceOp
 
 VIEWS = frozenset({"tosa.reshape", "tosa.identity"})
+CONSTANTS = frozenset({"tosa.const", "const.declare"})
 _LAYOUT_KINDS = frozenset(m.kinds[0] for m in LAYOUT_MODES)
 
 
@@ -97,7 +98,7 @@ def plan_split(func: FuncOp, threshold_bytes: int) -> _Plan | None:
     prefix: list[Operation] = []
     scores: list[int] = []
     for op in block.ops:
-        if op.name == "tosa.const":
+        if op.name in CONSTANTS:
             axes.update((r, None) for r in op.results)
             continue
         ra = result_axes(op, [axes.get(v) for v in op.operands], n) if op.name.startswith("tosa.") else None

@@ -208,7 +208,8 @@ def test_winograd_transforms_are_the_minimal_filtering_identity() -> None:
 
 def test_winograd_used_only_where_it_pays() -> None:
     assert winograd.use_winograd(1, 56, 56, 64, 64, 3, 3, (1, 1), (1, 1))
-    assert winograd.use_winograd(1, 7, 7, 512, 512, 3, 3, (1, 1), (1, 1))
+    assert winograd.use_winograd(1, 28, 28, 128, 128, 3, 3, (1, 1), (1, 1))
+    assert not winograd.use_winograd(1, 7, 7, 512, 512, 3, 3, (1, 1), (1, 1))  # 16 MB of transformed weights
     assert not winograd.use_winograd(1, 15, 15, 32, 48, 3, 3, (1, 1), (1, 1))  # 3.1 M multiply-adds
     assert not winograd.use_winograd(1, 56, 56, 64, 64, 3, 3, (2, 2), (1, 1))
     assert not winograd.use_winograd(1, 56, 56, 64, 64, 3, 3, (1, 1), (2, 2))
