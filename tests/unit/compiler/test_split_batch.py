@@ -187,3 +187,23 @@ def test_split_executable_matches_unsplit(monkeypatch: pytest.MonkeyPatch) -> No
         tasks.append(exe.stats["num_tasks"])
     assert tasks[1] > tasks[0]
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6, atol=1e-6)
+
+
+def test_per_sample_layers_share_weights_and_scratch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-sample copies of a layer read one packed copy of its weights (the executable's plan caches
+    load-time rearrangements per constant), and every chain of bound kernels uses one scratch buffer."""
+    import nnkiln
+    from nnkiln.runtime.kernels.bound import Chain
+    from nnkiln.runtime.kernels.gemm import GemmPlan, current_plan
+
+    monkeypatch.setattr(nnkiln.targets, "l2_cache_bytes", lambda: 1024)
+    exe = nnkiln.compile(parse_module(resnet_like(2, 1, 16, 8, batch=4)))
+    chains = [u[0] for u in exe._units[0] if isinstance(u[0], Chain)]
+    assert len(chains) >= 2 and all(c.scratch is chains[0].scratch for c in chains)
+    w = np.ones((4, 3), np.float32)
+    plan = GemmPlan()
+    made: list[int] = []
+    first = plan.cached(w, "conv", lambda: np.array(made.append(1) or [1.0]))
+    assert plan.cached(w, "conv", lambda: np.array(made.append(1) or [2.0])) is first and len(made) == 1
+    assert plan.cached(w, "winograd", lambda: np.array(made.append(1) or [3.0])) is not first
+    assert current_plan().cached(w, "conv", lambda: np.zeros(1)) is not current_plan().cached(w, "conv", lambda: np.zeros(1))
