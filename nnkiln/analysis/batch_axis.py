@@ -141,8 +141,8 @@ def result_axes(op: Operation, axes: Sequence[Axis], n: int) -> list[Axis] | Non
 
 
 def per_sample_props(op: Operation, res_axes: Sequence[Axis], n: int) -> dict[str, object]:
-    """``op``'s properties for one sample: the shape-valued ones (RESHAPE ``new_shape``, SLICE ``size``)
-    with the batch axis divided by ``n``; the others unchanged."""
+    """``op``'s properties for one sample: the shape-valued ones (RESHAPE ``new_shape``, SLICE ``size``,
+    TRANSPOSE_CONV2D ``out_shape``) with the batch axis divided by ``n``; the others unchanged."""
     from nnkiln.dialects.tosa.base import to_attr
 
     props = dict(op.properties)
@@ -154,6 +154,10 @@ def per_sample_props(op: Operation, res_axes: Sequence[Axis], n: int) -> dict[st
         size = list(from_attr(props["size"]))
         size[res_axes[0]] //= n  # type: ignore[index]
         props["size"] = to_attr(tuple(size))
+    elif op.name == "tosa.transpose_conv2d":
+        out_shape = list(from_attr(props["out_shape"]))
+        out_shape[0] //= n
+        props["out_shape"] = to_attr(tuple(out_shape))
     return props
 
 

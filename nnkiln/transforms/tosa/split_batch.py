@@ -133,8 +133,9 @@ def _per_sample_type(v: SSAValue, axis: int, n: int) -> TensorType:
     return TensorType(v.type.element_type, dims)  # type: ignore[attr-defined]
 
 
-def split(plan: _Plan) -> None:
-    """Rewrite the function: per-sample slices of the inputs, copies of ``plan.ops``, concatenations."""
+def split(plan: _Plan) -> bool:
+    """Rewrite the function: per-sample slices of the inputs, copies of ``plan.ops``, concatenations. False
+    (nothing changed) if a per-sample op does not verify."""
     n, axes = plan.n, plan.axes
     inside = set(plan.ops)
     last = plan.ops[-1]
@@ -166,6 +167,13 @@ def split(plan: _Plan) -> None:
                                     properties=per_sample_props(op, ra, n), attributes=dict(op.attributes))
             new_ops.append(clone)
             env.update(zip(op.results, clone.results))
+    try:  # a per-sample op the shape rules reject (a shape-valued property not adjusted): leave the function
+        for o in new_ops:
+            o.verify()
+    except Exception:  # noqa: BLE001
+        for o in reversed(new_ops):
+            o.erase(safe_erase=False)
+        return False
     Rewriter.insert_op(new_ops, at)
     at = InsertPoint.after(new_ops[-1])
     for op in plan.ops:
@@ -180,6 +188,7 @@ def split(plan: _Plan) -> None:
                 u.operation.operands[u.index] = cat.results[0]
     for op in reversed(plan.ops):
         Rewriter.erase_op(op)
+    return True
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,11 @@ SEPARABLE = {
   %t = tosa.tile %s {multiples = array<i64: 1, 5, 1, 1>} : (tensor<3x1x5x2xf32>) -> tensor<3x5x5x2xf32>
   %e = tosa.add %p, %t : (tensor<3x5x5x2xf32>, tensor<3x5x5x2xf32>) -> tensor<3x5x5x2xf32>
   func.return %e, %a : tensor<3x5x5x2xf32>, tensor<3x5x2xi32>""",
+    "transpose_conv": """
+  %w = tosa.const {values = dense<0.25> : tensor<3x2x2x2xf32>} : tensor<3x2x2x2xf32>
+  %b = tosa.const {values = dense<0.5> : tensor<3xf32>} : tensor<3xf32>
+  %t = tosa.transpose_conv2d %x, %w, %b {out_pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 2, 2>, out_shape = array<i64: 3, 10, 10, 3>, input_zp = 0 : i64, weight_zp = 0 : i64} : (tensor<3x5x5x2xf32>, tensor<3x2x2x2xf32>, tensor<3xf32>) -> tensor<3x10x10x3xf32>
+  func.return %t : tensor<3x10x10x3xf32>""",
     "broadcast_select_fc": """  // the fully_connected's weights outweigh its activations: it stays batched
   %k = tosa.const {values = dense<[[[[1.0, -1.0]]]]> : tensor<1x1x1x2xf32>} : tensor<1x1x1x2xf32>
   %p = tosa.max_pool2d %x {kernel = array<i64: 1, 1>, stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : (tensor<3x5x5x2xf32>) -> tensor<3x5x5x2xf32>
@@ -207,3 +212,18 @@ def test_per_sample_layers_share_weights_and_scratch(monkeypatch: pytest.MonkeyP
     assert plan.cached(w, "conv", lambda: np.array(made.append(1) or [2.0])) is first and len(made) == 1
     assert plan.cached(w, "winograd", lambda: np.array(made.append(1) or [3.0])) is not first
     assert current_plan().cached(w, "conv", lambda: np.zeros(1)) is not current_plan().cached(w, "conv", lambda: np.zeros(1))
+
+
+def test_a_per_sample_op_that_does_not_verify_leaves_the_function_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defence in depth: were a shape-valued property left unadjusted (here RESHAPE's new_shape), the pass
+    keeps the batched function rather than emit invalid IR."""
+    import nnkiln.transforms.tosa.split_batch as sb
+
+    monkeypatch.setattr(sb, "per_sample_props", lambda op, axes, n: dict(op.properties))
+    text = _function(SEPARABLE["rows_matmul_transpose"])
+    module = _split(text)
+    assert _op_names(module) == _op_names(parse_module(text))
+    def use_counts(m) -> list[int]:  # noqa: ANN001  (the discarded copies must not stay registered as users)
+        return [len(list(v.uses)) for o in m.walk() for v in o.results]
+
+    assert use_counts(module) == use_counts(parse_module(text))
