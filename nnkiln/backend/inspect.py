@@ -1,7 +1,10 @@
 """``describe(blob)``: a blob as plain JSON-ready data (``nnkiln inspect --json``). No xDSL.
 
 Every buffer with memory, io index, offset, size, dtype, shape, alias (view base), producing task
-(first task writing it) and last consuming task (last task, in blob order, reading it); every task
+(first task writing it) and last consuming task (last task, in blob order, reading it), both through this
+buffer entry itself, and ``live``: the first and last task (blob order) that read or write its bytes through
+any entry (the base and all its views: a concatenation's slots are written through views of it), which is
+the range the memory plan reserves (None if no task uses it); every task
 with executor, executor index, kernel, attrs, post-ops, inputs, outputs, waits, updates; every
 barrier record with its physical id, counts and the tasks that update / wait on it. A control-flow task
 (``tosa.cond_if`` / ``tosa.while_loop``) also lists its region programs under ``programs``, each described
@@ -29,18 +32,30 @@ def _programs(blob: Blob, task: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _base(blob: Blob, i: int) -> int:
+    """The buffer whose bytes buffer ``i`` lies in (itself unless it is a view)."""
+    seen = 0
+    while blob.buffers[i].alias_of >= 0 and seen <= len(blob.buffers):
+        i, seen = blob.buffers[i].alias_of, seen + 1
+    return i
+
+
 def describe(blob: Blob) -> dict[str, Any]:
     producer: dict[int, int] = {}
     consumer: dict[int, int] = {}
+    touched: dict[int, list[int]] = {}  # base buffer -> [first, last] task using it or any view of it
     for i, t in enumerate(blob.tasks):
         for o in t.outs:
             producer.setdefault(o, i)
         for j in t.ins:
             consumer[j] = i
+        for j in (*t.ins, *t.outs):
+            span = touched.setdefault(_base(blob, j), [i, i])
+            span[1] = i
     buffers = [{
         "index": i, "memory": b.memory.name.lower(), "io_index": b.index, "offset": b.offset, "size": b.size,
         "dtype": b.kind.value, "shape": list(b.shape), "alias_of": None if b.alias_of < 0 else b.alias_of,
-        "producer": producer.get(i), "last_consumer": consumer.get(i),
+        "producer": producer.get(i), "last_consumer": consumer.get(i), "live": touched.get(_base(blob, i)),
     } for i, b in enumerate(blob.buffers)]
     tasks = [{
         "index": i, "executor": t.executor, "executor_index": t.executor_index, "kernel": t.kernel,
