@@ -316,6 +316,18 @@ def window_geometry(attrs: dict[str, Any], xs: tuple[int, ...], kh: int, kw: int
     return n, ih, iw, c, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr
 
 
+def finish_output(rc: int, what: str, o: np.ndarray, dst: np.ndarray, epi: Epilogue | None, nepi: NativeEpilogue,
+                  extras: Sequence[np.ndarray]) -> None:
+    """After a C convolution into ``dst``: its error code, the copy into a non-contiguous output ``o`` and the
+    post-ops the C code could not run."""
+    if rc != 0:
+        raise MemoryError(f"{what}: out of memory")
+    if dst is not o:
+        np.copyto(o, dst)
+    if epi is not None and not nepi.ok:
+        epi(o.reshape(-1, o.shape[-1]), slice(None), extras)
+
+
 def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue | None, out: BufferDesc,
                  bp_packed: np.ndarray | None = None) -> FastFn | None:
     """The C convolution for geometry ``geo``: weights ``bp_packed`` (``pack_gemm_weights``), else packed once from
@@ -364,12 +376,7 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
         rc = conv_fn(ptr(0, xp), n, hp, wp, ic, oh, ow, sy, sx, toff_p, toff.size, seg, ptr(1, bp), oc, ptr(2, bias),
                      ptr(3, dst), nepi.n, nepi.codes_p, nepi.prm_p, ptrs, nt)
         del keep
-        if rc != 0:
-            raise MemoryError("native conv2d: out of memory")
-        if dst is not o:
-            np.copyto(o, dst)
-        if epi is not None and not nepi.ok:
-            epi(o.reshape(-1, oc), slice(None), extras)
+        finish_output(rc, "native conv2d", o, dst, epi, nepi, extras)
 
     def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> Bound | None:
         x, w, b = ins

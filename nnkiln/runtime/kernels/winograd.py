@@ -63,7 +63,7 @@ def transformed_weights(w: np.ndarray) -> np.ndarray:
 def native_winograd(geo: tuple[int, ...], wconst: np.ndarray, epi: Epilogue | None, out: BufferDesc) -> NativeFn | None:
     """The C Winograd convolution for ``geo`` = (n, ih, iw, ic, oc, oh, ow, pt, pb, pl, pr) with constant weights
     ``wconst`` [OC, 3, 3, IC]; None without the native library."""
-    from nnkiln.runtime.kernels.conv import NativeEpilogue, _channel_vector, native_lib, scratch
+    from nnkiln.runtime.kernels.conv import NativeEpilogue, _channel_vector, finish_output, native_lib, scratch
 
     lib = native_lib("conv")
     if lib is None:
@@ -95,12 +95,7 @@ def native_winograd(geo: tuple[int, ...], wconst: np.ndarray, epi: Epilogue | No
         rc = lib.nk_wino_f32(xp.ctypes.data, n, hp, wp, ic, oh, ow, u.ctypes.data, oc, bias.ctypes.data,
                              dst.ctypes.data, nepi.n, nepi.codes_p, nepi.prm_p, ptrs, wk.ctypes.data, nt)
         del keep
-        if rc != 0:
-            raise MemoryError("native conv2d (Winograd): out of memory")
-        if dst is not o:
-            np.copyto(o, dst)
-        if epi is not None and not nepi.ok:
-            epi(o.reshape(-1, oc), slice(None), extras)
+        finish_output(rc, "native conv2d (Winograd)", o, dst, epi, nepi, extras)
 
     def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> Bound | None:
         x, _, b = ins
