@@ -128,10 +128,21 @@ def test_split_batch_blob_checks_and_live_ranges(monkeypatch: pytest.MonkeyPatch
     import nnkiln.targets
     from nnkiln.ir.text import parse_module
 
-    from tests.unit.compiler.compiler_graphs import resnet_like
-
+    t, w, b = "tensor<4x8x8x8xf32>", "tensor<8x3x3x8xf32>", "tensor<8xf32>"
+    conv = ('tosa.conv2d {x}, %w, %b {{pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>, dilation = '
+            'array<i64: 1, 1>, input_zp = 0 : i64, weight_zp = 0 : i64}} : ({t}, {w}, {b}) -> {t}')
+    text = f"""func.func @main(%x: {t}) -> ({t}, tensor<1x8x8x8xf32>) {{
+  %w = tosa.const {{values = dense<0.1> : {w}}} : {w}
+  %b = tosa.const {{values = dense<0.5> : {b}}} : {b}
+  %c1 = {conv.format(x="%x", t=t, w=w, b=b)}
+  %r1 = tosa.clamp %c1 {{min_val = 0.0 : f32, max_val = 6.0 : f32}} : ({t}) -> {t}
+  %c2 = {conv.format(x="%r1", t=t, w=w, b=b)}
+  %a = tosa.add %c2, %r1 : ({t}, {t}) -> {t}
+  %s = tosa.reduce_sum %a {{axis = 0 : i64}} : ({t}) -> tensor<1x8x8x8xf32>
+  func.return %a, %s : {t}, tensor<1x8x8x8xf32>
+}}"""
     monkeypatch.setattr(nnkiln.targets, "l2_cache_bytes", lambda: 1024)
-    d = describe(decode(nnkiln.compile(parse_module(resnet_like(2, 1, 16, 8, batch=4))).to_bytes()))
+    d = describe(decode(nnkiln.compile(parse_module(text)).to_bytes()))
     assert check(d) == []
     bufs = d["buffers"]
     bases = {b["alias_of"] for b in bufs if b["alias_of"] is not None and bufs[b["alias_of"]]["memory"] != "input"}
