@@ -70,8 +70,7 @@ def native_winograd(geo: tuple[int, ...], wconst: np.ndarray, epi: Epilogue | No
         return None
     n, ih, iw, ic, oc, oh, ow, pt, pb, pl, pr = geo
     hp, wp = ih + pt + pb, iw + pl + pr
-    tiles = n * -(-oh // 2) * -(-ow // 2)
-    work = 16 * tiles * (ic + oc)
+    work = int(lib.nk_wino_work_floats(n, oh, ow, ic, oc))
     pad_elems = n * hp * wp * ic
     padded = bool(pt or pb or pl or pr)
     u = current_plan().cached(wconst, "winograd", lambda: transformed_weights(np.asarray(wconst, np.float32)))

@@ -163,6 +163,8 @@ WINOGRAD_CASES = [
     (2, 6, 7, 36, 33, (1, 1, 1, 1)),    # batch 2, IC not a multiple of 8 (scalar transform tail), OC = 32 + 1
     (1, 8, 8, 32, 48, (0, 0, 0, 0)),    # no padding
     (1, 7, 9, 40, 32, (2, 0, 0, 1)),    # asymmetric padding
+    (2, 6, 7, 136, 130, (1, 1, 1, 1)),  # IC + OC > 256: three whole-image passes instead of fused blocks
+    (1, 40, 38, 32, 40, (1, 1, 1, 1)),  # 380 tiles: several fused blocks, the last one partial
 ]
 
 
