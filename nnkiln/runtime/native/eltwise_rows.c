@@ -53,15 +53,36 @@ typedef struct {
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 typedef uint32_t v8u __attribute__((vector_size(32)));
+/* The elementwise steps work on NK_VL lanes: 16 where AVX-512 registers exist, else 8 (every operation is
+ * lane by lane, so the width changes no result; the reductions keep their own 8-lane order). */
+#if defined(__AVX512F__)
+#define NK_VL 16
+#else
+#define NK_VL 8
+#endif
+typedef float vf __attribute__((vector_size(4 * NK_VL)));
+typedef int32_t vi __attribute__((vector_size(4 * NK_VL)));
+typedef uint32_t vu __attribute__((vector_size(4 * NK_VL)));
+#if NK_VL == 16
+#include <immintrin.h>
+#endif
 
-static inline v8f vbc(float x) { return (v8f){x, x, x, x, x, x, x, x}; }
-static inline v8f vsel(v8i m, v8f a, v8f b) { return (v8f)(((v8i)a & m) | ((v8i)b & ~m)); }
+#if NK_VL == 16
+static inline vf vbc(float x) { return (vf)_mm512_set1_ps(x); }
+#else
+static inline vf vbc(float x) { return (vf){x, x, x, x, x, x, x, x}; }
+#endif
+static inline vf vsel(vi m, vf a, vf b) { return (vf)(((vi)a & m) | ((vi)b & ~m)); }
 
 /* a*b + c: one rounding with hardware FMA, else two (both well within the runtime's tolerance) */
 #if defined(__FMA__) && defined(__AVX__)
 #include <immintrin.h>
 #define MAD(a, b, c) fmaf((a), (b), (c))
-#define VMAD(a, b, c) ((v8f)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#if NK_VL == 16
+#define VMAD(a, b, c) ((vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#else
+#define VMAD(a, b, c) ((vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#endif
 #else
 #define MAD(a, b, c) ((a) * (b) + (c))
 #define VMAD(a, b, c) ((a) * (b) + (c))
@@ -137,61 +158,61 @@ static inline float nk_tanhf(float x) {
 
 /* The same two functions on 8 lanes (GCC vector extensions): the same operations in the same
  * order (fused multiply-adds where the scalar code has them), so the same results, lane by lane. */
-static inline v8f vexp(v8f x) {
-    const v8f hi = vbc(88.7228394f), lo = vbc(-103.972084f);
-    v8f xc = vsel(x > hi, hi, vsel(x < lo, lo, x));
-    v8f n = (xc * vbc(1.44269502f) + vbc(12582912.0f)) - vbc(12582912.0f);
-    v8f r = xc - n * vbc(0.693145752f);
+static inline vf vexp(vf x) {
+    const vf hi = vbc(88.7228394f), lo = vbc(-103.972084f);
+    vf xc = vsel(x > hi, hi, vsel(x < lo, lo, x));
+    vf n = (xc * vbc(1.44269502f) + vbc(12582912.0f)) - vbc(12582912.0f);
+    vf r = xc - n * vbc(0.693145752f);
     r = r - n * vbc(1.42860677e-6f);
-    v8f p = vbc(1.98412701e-4f);
+    vf p = vbc(1.98412701e-4f);
     p = VMAD(p, r, vbc(1.38888892e-3f));
     p = VMAD(p, r, vbc(8.33333377e-3f));
     p = VMAD(p, r, vbc(4.16666679e-2f));
     p = VMAD(p, r, vbc(1.66666672e-1f));
     p = VMAD(p, r, vbc(0.5f));
     p = VMAD(p * r, r, r) + vbc(1.0f);
-    v8i ni = __builtin_convertvector(n, v8i);
-    v8i n1 = ni >> 1, n2 = ni - n1;
-    v8f s1 = (v8f)((v8u)(n1 + 127) << 23), s2 = (v8f)((v8u)(n2 + 127) << 23);
-    v8f y = p * s1 * s2;
+    vi ni = __builtin_convertvector(n, vi);
+    vi n1 = ni >> 1, n2 = ni - n1;
+    vf s1 = (vf)((vu)(n1 + 127) << 23), s2 = (vf)((vu)(n2 + 127) << 23);
+    vf y = p * s1 * s2;
     y = vsel(x > hi, vbc(INFINITY), y);
     y = vsel(x < lo, vbc(0.0f), y);
     return vsel(x != x, x, y);
 }
 
-static inline v8f vexp_pos(v8f x) {
-    v8f n = (x * vbc(1.44269502f) + vbc(12582912.0f)) - vbc(12582912.0f);
-    v8f r = x - n * vbc(0.693145752f);
+static inline vf vexp_pos(vf x) {
+    vf n = (x * vbc(1.44269502f) + vbc(12582912.0f)) - vbc(12582912.0f);
+    vf r = x - n * vbc(0.693145752f);
     r = r - n * vbc(1.42860677e-6f);
-    v8f p = vbc(1.98412701e-4f);
+    vf p = vbc(1.98412701e-4f);
     p = VMAD(p, r, vbc(1.38888892e-3f));
     p = VMAD(p, r, vbc(8.33333377e-3f));
     p = VMAD(p, r, vbc(4.16666679e-2f));
     p = VMAD(p, r, vbc(1.66666672e-1f));
     p = VMAD(p, r, vbc(0.5f));
     p = VMAD(p * r, r, r) + vbc(1.0f);
-    v8i ni = __builtin_convertvector(n, v8i);
-    return p * (v8f)((v8u)(ni + 127) << 23);
+    vi ni = __builtin_convertvector(n, vi);
+    return p * (vf)((vu)(ni + 127) << 23);
 }
 
-static inline v8f vabs(v8f x) { return (v8f)((v8u)x & (v8u)vbc(u2f(0x7fffffffu))); }
+static inline vf vabs(vf x) { return (vf)((vu)x & (vu)vbc(u2f(0x7fffffffu))); }
 
-static inline v8f vtanh(v8f x) {
-    v8f a = vabs(x);
-    v8f z = x * x;
-    v8f q = vbc(3.5921280e-3f);
+static inline vf vtanh(vf x) {
+    vf a = vabs(x);
+    vf z = x * x;
+    vf q = vbc(3.5921280e-3f);
     q = VMAD(q, z, vbc(-8.8632355e-3f));
     q = VMAD(q, z, vbc(2.1869488e-2f));
     q = VMAD(q, z, vbc(-5.3968254e-2f));
     q = VMAD(q, z, vbc(1.3333334e-1f));
     q = VMAD(q, z, vbc(-3.3333334e-1f));
-    v8f small = VMAD(x * z, q, x);
-    v8f a2 = vbc(2.0f) * a;
-    v8f e = vexp_pos(vsel(a2 < vbc(88.0f), a2, vbc(88.0f)));
-    v8f big = vbc(1.0f) - vbc(2.0f) / (e + vbc(1.0f));
+    vf small = VMAD(x * z, q, x);
+    vf a2 = vbc(2.0f) * a;
+    vf e = vexp_pos(vsel(a2 < vbc(88.0f), a2, vbc(88.0f)));
+    vf big = vbc(1.0f) - vbc(2.0f) / (e + vbc(1.0f));
     big = vsel(a < vbc(10.0f), vsel(big < vbc(0.99999994f), big, vbc(0.99999994f)), vbc(1.0f));
-    v8f y = vsel(a < vbc(0.25f), vabs(small), big);
-    y = (v8f)(((v8u)y & (v8u)vbc(u2f(0x7fffffffu))) | ((v8u)x & (v8u)vbc(u2f(0x80000000u))));
+    vf y = vsel(a < vbc(0.25f), vabs(small), big);
+    y = (vf)(((vu)y & (vu)vbc(u2f(0x7fffffffu))) | ((vu)x & (vu)vbc(u2f(0x80000000u))));
     return vsel(x != x, x, y);
 }
 
@@ -252,16 +273,15 @@ typedef struct { const float *p; int kind; } nk_opnd;
 typedef struct { int op; int kind; const float *p; float v, lo, hi; } nk_step;
 
 
-static inline v8f vstep(int op, v8f t, v8f x, float lo, float hi) {
+static inline vf vstep(int op, vf t, vf x, float lo, float hi) {
     switch (op) {
     case OP_ADD: return t + x;
     case OP_SUB: return t - x;
     case OP_MUL: return t * x;
     case OP_MAX: return vsel((t > x) | (t != t), t, x); /* numpy: first if greater or NaN, else second */
     case OP_MIN: return vsel((t < x) | (t != t), t, x);
-    case OP_CLAMP: { v8f y = vsel(t < vbc(lo), vbc(lo), t); return vsel(y > vbc(hi), vbc(hi), y); }
-    case OP_ABS: return (v8f)((v8i)t & (v8i){0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
-                                              0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff});
+    case OP_CLAMP: { vf y = vsel(t < vbc(lo), vbc(lo), t); return vsel(y > vbc(hi), vbc(hi), y); }
+    case OP_ABS: return vabs(t);
     case OP_NEG: return -t;
     case OP_EXP: return vexp(t);
     case OP_TANH: return vtanh(t);
@@ -289,22 +309,22 @@ static inline float sstep(int op, float t, float x, float lo, float hi) {
     }
 }
 
-static inline v8f vld(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
-static inline void vst(float *p, v8f v) { memcpy(p, &v, sizeof v); }
+static inline vf vld(const float *p) { vf v; memcpy(&v, p, sizeof v); return v; }
+static inline void vst(float *p, vf v) { memcpy(p, &v, sizeof v); }
 
 /* One row of C values: a -> o through the steps (operand pointers already at this row). Four
  * vectors (32 values) stay in registers through all the steps; the operation is chosen once per
  * step for the four. */
 static void chain_row(const float *a, float *o, const nk_step *st, int ns, ptrdiff_t C) {
     ptrdiff_t i = 0;
-    for (; i + 32 <= C; i += 32) {
-        v8f t0 = vld(a + i), t1 = vld(a + i + 8), t2 = vld(a + i + 16), t3 = vld(a + i + 24);
+    for (; i + 4 * NK_VL <= C; i += 4 * NK_VL) {
+        vf t0 = vld(a + i), t1 = vld(a + i + NK_VL), t2 = vld(a + i + 2 * NK_VL), t3 = vld(a + i + 3 * NK_VL);
         for (int s = 0; s < ns; ++s) {
             const nk_step *q = &st[s];
-            v8f x0, x1, x2, x3;
+            vf x0, x1, x2, x3;
             if (q->kind == K_V || q->kind == K_H) {
                 const float *p = q->p + i;
-                x0 = vld(p); x1 = vld(p + 8); x2 = vld(p + 16); x3 = vld(p + 24);
+                x0 = vld(p); x1 = vld(p + NK_VL); x2 = vld(p + 2 * NK_VL); x3 = vld(p + 3 * NK_VL);
             } else {
                 x0 = x1 = x2 = x3 = vbc(q->v);
             }
@@ -318,13 +338,13 @@ static void chain_row(const float *a, float *o, const nk_step *st, int ns, ptrdi
                 break;
             }
         }
-        vst(o + i, t0); vst(o + i + 8, t1); vst(o + i + 16, t2); vst(o + i + 24, t3);
+        vst(o + i, t0); vst(o + i + NK_VL, t1); vst(o + i + 2 * NK_VL, t2); vst(o + i + 3 * NK_VL, t3);
     }
-    for (; i + 8 <= C; i += 8) {
-        v8f t = vld(a + i);
+    for (; i + NK_VL <= C; i += NK_VL) {
+        vf t = vld(a + i);
         for (int s = 0; s < ns; ++s) {
             const nk_step *q = &st[s];
-            v8f x = (q->kind == K_V || q->kind == K_H) ? vld(q->p + i) : vbc(q->v);
+            vf x = (q->kind == K_V || q->kind == K_H) ? vld(q->p + i) : vbc(q->v);
             t = vstep(q->op, t, x, q->lo, q->hi);
         }
         vst(o + i, t);
