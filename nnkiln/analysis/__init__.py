@@ -1,1 +1,1 @@
-"""Analyses shared by passes (liveness)."""
+"""Analyses shared by passes (liveness, batch axes)."""

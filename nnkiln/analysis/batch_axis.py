@@ -35,22 +35,15 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from nnkiln.dialects.tosa.base import from_attr
+from nnkiln.dialects.tosa.categories import ELEMENTWISE as BASE_ELEMENTWISE
+from nnkiln.dialects.tosa.categories import REDUCTIONS
 
 Axis = int | None
 
-ELEMENTWISE = frozenset({
-    "tosa.add", "tosa.sub", "tosa.mul", "tosa.maximum", "tosa.minimum", "tosa.pow", "tosa.intdiv",
-    "tosa.arithmetic_right_shift", "tosa.logical_left_shift", "tosa.logical_right_shift", "tosa.bitwise_and",
-    "tosa.bitwise_or", "tosa.bitwise_xor", "tosa.logical_and", "tosa.logical_or", "tosa.logical_xor",
-    "tosa.abs", "tosa.bitwise_not", "tosa.ceil", "tosa.clz", "tosa.exp", "tosa.floor", "tosa.log",
-    "tosa.logical_not", "tosa.negate", "tosa.reciprocal", "tosa.rsqrt", "tosa.select", "tosa.clamp",
-    "tosa.sigmoid", "tosa.tanh", "tosa.equal", "tosa.greater", "tosa.greater_equal", "tosa.cast",
-    "tosa.rescale", "tosa.table", "tosa.identity",
-})
+ELEMENTWISE = BASE_ELEMENTWISE | {"tosa.table", "tosa.identity"}  # element by element too: separable
 SPATIAL = frozenset({"tosa.conv2d", "tosa.conv3d", "tosa.depthwise_conv2d", "tosa.transpose_conv2d",
                      "tosa.avg_pool2d", "tosa.max_pool2d", "tosa.resize", "tosa.fully_connected"})
-AXIS_OPS = frozenset({"tosa.reduce_all", "tosa.reduce_any", "tosa.reduce_max", "tosa.reduce_min",
-                      "tosa.reduce_product", "tosa.reduce_sum", "tosa.reverse", "tosa.argmax"})
+AXIS_OPS = REDUCTIONS | {"tosa.reverse", "tosa.argmax"}
 
 
 def shape(v: SSAValue) -> tuple[int, ...]:

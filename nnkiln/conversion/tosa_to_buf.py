@@ -51,7 +51,8 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from nnkiln.dialects.buf import AllocOp, ConcatViewOp, ConstOp, CopyOp, KernelOp, ReshapeOp, SubviewOp, base_buffer
+from nnkiln.dialects.buf import (AllocOp, ConcatViewOp, ConstOp, CopyOp, KernelOp, ReshapeOp, SubviewOp, base_buffer,
+                                 contiguous_box)
 from nnkiln.errors import NotExecutableError
 
 _ALIASES = ("tosa.identity",)
@@ -117,12 +118,9 @@ def _destinations(func: FuncOp, out_args: list[SSAValue]) -> dict[SSAValue, tupl
 
 
 def _contiguous_slice(op: Operation) -> bool:
-    """A SLICE whose box is one contiguous byte range of its input (see ``buf.subview``)."""
-    shape = list(op.operands[0].type.get_shape())  # type: ignore[attr-defined]
-    start, size = op.properties["start"].get_values(), op.properties["size"].get_values()  # type: ignore[attr-defined]
-    partial = [i for i, n in enumerate(size) if n != 1]
-    k = partial[0] if partial else len(shape)
-    return all(start[i] == 0 and size[i] == shape[i] for i in range(k + 1, len(shape)))
+    """A SLICE whose box is one contiguous byte range of its input (a ``buf.subview``)."""
+    return contiguous_box(op.operands[0].type.get_shape(), op.properties["start"].get_values(),  # type: ignore[attr-defined]
+                          op.properties["size"].get_values())  # type: ignore[attr-defined]
 
 
 def _view_concats(func: FuncOp, dest: dict[SSAValue, tuple[SSAValue, list[int] | None]]
@@ -132,8 +130,8 @@ def _view_concats(func: FuncOp, dest: dict[SSAValue, tuple[SSAValue, list[int] |
     for op in func.body.block.ops:
         if op.name != "tosa.concat":
             continue
-        axis = int(op.properties["axis"].value.data)  # type: ignore[attr-defined]
-        if any(d != 1 for d in op.results[0].type.get_shape()[:axis]):  # type: ignore[attr-defined]
+        if not all(contiguous_box(op.results[0].type.get_shape(), *_slot_offsets(op, i))  # type: ignore[attr-defined]
+                   for i in range(len(op.operands))):
             continue
         for i, v in enumerate(op.operands):
             owner = v.owner

@@ -20,6 +20,7 @@ task on one instance whose kernels use all ``threads`` threads (intra-op paralle
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from enum import Enum
@@ -108,8 +109,10 @@ HOST_MEMORY = Memory("host", MemoryKind.DDR, size=_physical_memory_bytes(), alig
 """The cpu target's only memory: the physical RAM of the machine that compiles (1 TiB if unknown), so a
 plan that cannot fit is refused at compile time rather than at run time."""
 
+@functools.cache
 def l2_cache_bytes() -> int:
-    """The level-2 cache of one core of this machine (Linux sysfs), 1 MiB if unknown."""
+    """The level-2 cache of one core of this machine (Linux sysfs), 1 MiB if unknown (read once per process:
+    ``get_target`` runs for every pass and verifier that asks the target)."""
     base = "/sys/devices/system/cpu/cpu0/cache"
     try:
         for index in sorted(os.listdir(base)):

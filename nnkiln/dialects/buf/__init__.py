@@ -15,6 +15,7 @@ from nnkiln.dialects.buf.ops import (
     SubviewOp,
     base_buffer,
     byte_size,
+    contiguous_box,
     num_elements,
     view_source,
 )
@@ -22,4 +23,4 @@ from nnkiln.dialects.buf.ops import (
 BUF = Dialect("buf", [AllocOp, StaticAllocOp, ConstOp, KernelOp, CopyOp, ConcatViewOp, ReshapeOp, SubviewOp], [])
 
 __all__ = ["BUF", "AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp",
-           "SubviewOp", "base_buffer", "byte_size", "num_elements", "view_source"]
+           "SubviewOp", "base_buffer", "byte_size", "contiguous_box", "num_elements", "view_source"]

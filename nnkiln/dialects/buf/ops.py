@@ -35,7 +35,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     StringAttr,
-    TensorType,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -343,13 +342,18 @@ class SubviewOp(BufOp):
             _fail(self, f"offsets {offs} / sizes {sizes} for rank {len(shape)}", "one offset and size per dimension")
         if any(o < 0 or s < 0 or o + s > d for o, s, d in zip(offs, sizes, shape)):
             _fail(self, f"offsets {offs} sizes {sizes} exceed {shape}", "0 <= offset, offset + size <= dim")
-        # contiguous: every dim after the first non-unit-size dim is full
-        nonunit = [i for i, s in enumerate(sizes) if s != 1]
-        k = nonunit[0] if nonunit else len(shape)
-        if any(sizes[i] != shape[i] or offs[i] != 0 for i in range(k + 1, len(shape))):
+        if not contiguous_box(shape, offs, sizes):
             _fail(self, f"offsets {offs} sizes {sizes} of {shape}", "contiguous slice (trailing dims full)")
         if tuple(res.get_shape()) != sizes or res.element_type != src.element_type:
             _fail(self, f"result {res} for sizes {sizes}", "result shape == sizes, same element type")
+
+
+def contiguous_box(shape: Sequence[int], offsets: Sequence[int], sizes: Sequence[int]) -> bool:
+    """Whether the box ``[offsets, offsets + sizes)`` of a row-major ``shape`` is one contiguous range: every
+    dimension after the first one of extent other than 1 is whole."""
+    nonunit = [i for i, n in enumerate(sizes) if n != 1]
+    k = nonunit[0] if nonunit else len(shape)
+    return all(sizes[i] == shape[i] and offsets[i] == 0 for i in range(k + 1, len(shape)))
 
 
 def view_source(op: Operation) -> SSAValue | None:
@@ -374,4 +378,4 @@ def base_buffer(value: SSAValue) -> SSAValue:
 
 
 __all__ = ["AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp", "base_buffer",
-           "SubviewOp", "byte_size", "num_elements", "view_source"]
+           "SubviewOp", "byte_size", "contiguous_box", "num_elements", "view_source"]

@@ -705,6 +705,18 @@ static long conv_plan(conv_job *job, const conv_args *a, long rows, int panels, 
     return nblocks * job->nchunks;
 }
 
+/* The output modes of conv_args from its post-ops (nops, codes, prm, ptrs): 0 bias only, 1 + clamp, 2 + a full
+ * residual, 3 residual then clamp (stored as whole registers by the tiles), else 4 (the generic list). */
+static void set_epilogue_mode(conv_args *a) {
+    a->mode = 4;
+    if (a->nops == 0) a->mode = 0;
+    else if (a->nops == 1 && a->codes[0] == 1) { a->mode = 1; a->lo = a->prm[0]; a->hi = a->prm[1]; }
+    else if (a->nops == 1 && a->codes[0] == 2) { a->mode = 2; a->res = a->ptrs[0]; }
+    else if (a->nops == 2 && a->codes[0] == 2 && a->codes[1] == 1) {
+        a->mode = 3; a->res = a->ptrs[0]; a->lo = a->prm[2]; a->hi = a->prm[3];
+    }
+}
+
 /* The whole convolution (see the header comment). Returns 0. */
 int nk_conv_f32(const float *xp, int N, int Hp, int Wp, int IC, int OH, int OW, int sy, int sx,
                 const long *toff, int ntaps, int seg, const float *bp, int OC, const float *bias, float *y,
@@ -716,10 +728,7 @@ int nk_conv_f32(const float *xp, int N, int Hp, int Wp, int IC, int OH, int OW, 
     for (int q = 0; q < panels * NR; q++) bpad[q] = q < OC ? bias[q] : 0.0f;
     conv_args a = {xp, Hp, Wp, IC, OH, OW, sy, sx, toff, ntaps, seg, (long)ntaps * seg, bp, OC, bias, y,
                    nops, codes, prm, ptrs, 4, NULL, 0.0f, 0.0f, bpad};
-    if (nops == 0) a.mode = 0;
-    else if (nops == 1 && codes[0] == 1) { a.mode = 1; a.lo = prm[0]; a.hi = prm[1]; }
-    else if (nops == 1 && codes[0] == 2) { a.mode = 2; a.res = ptrs[0]; }
-    else if (nops == 2 && codes[0] == 2 && codes[1] == 1) { a.mode = 3; a.res = ptrs[0]; a.lo = prm[2]; a.hi = prm[3]; }
+    set_epilogue_mode(&a);
     conv_job job;
     long items = conv_plan(&job, &a, (long)N * OH * OW, panels, nthreads);
     nk_parallel(conv_item, &job, items, nthreads);

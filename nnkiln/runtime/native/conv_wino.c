@@ -255,19 +255,14 @@ int nk_wino_f32(const float *xp, int N, int Hp, int Wp, int IC, int OH, int OW, 
     float *v = work, *m = work + 16 * tiles * IC;
     float *zero = (float *)calloc((size_t)panels * NR, sizeof(float));
     float *bpad = (float *)calloc((size_t)panels * NR, sizeof(float));
-    conv_args *args = (conv_args *)malloc(sizeof(conv_args) * 16);
-    conv_job *jobs = (conv_job *)malloc(sizeof(conv_job) * 16);
-    if (zero == NULL || bpad == NULL || args == NULL || jobs == NULL) {
-        free(zero); free(bpad); free(args); free(jobs);
+    if (zero == NULL || bpad == NULL) {
+        free(zero); free(bpad);
         return -1;
     }
     for (int q = 0; q < OC; q++) bpad[q] = bias[q];
     conv_args o = {NULL, 0, 0, 0, OH, OW, 1, 1, NULL, 0, 0, 0, NULL, OC, bpad, y, nops, codes, prm, ptrs, 4, NULL,
                    0.0f, 0.0f, bpad};
-    if (nops == 0) o.mode = 0;
-    else if (nops == 1 && codes[0] == 1) { o.mode = 1; o.lo = prm[0]; o.hi = prm[1]; }
-    else if (nops == 1 && codes[0] == 2) { o.mode = 2; o.res = ptrs[0]; }
-    else if (nops == 2 && codes[0] == 2 && codes[1] == 1) { o.mode = 3; o.res = ptrs[0]; o.lo = prm[2]; o.hi = prm[3]; }
+    set_epilogue_mode(&o);
     if (IC + OC <= NK_WINO_FUSED_CHANNELS) {
         int tb = NK_WINO_BLOCK_BYTES / (64 * (IC + OC)) / MR * MR;
         if (tb < MR) tb = MR;
@@ -275,13 +270,15 @@ int nk_wino_f32(const float *xp, int N, int Hp, int Wp, int IC, int OH, int OW, 
                             u, zero, IC, OC, panels, tb, 0};
         nk_parallel(wino_fused_item, &f, (tiles + tb - 1) / tb, nthreads);
         int failed = atomic_load(&f.failed);
-        free(zero); free(bpad); free(args); free(jobs);
+        free(zero); free(bpad);
         return failed ? -1 : 0;
     }
     wino_in_job in = {xp, Hp, Wp, IC, th, tw, tiles, v};
     long chunks = (tiles + NK_WINO_CHUNK - 1) / NK_WINO_CHUNK;
     nk_parallel(wino_in_item, &in, chunks, nthreads);
     static const long toff0 = 0;
+    conv_args args[16];
+    conv_job jobs[16];
     long per = 0;
     for (int xi = 0; xi < 16; xi++) {
         conv_args t = {v + xi * tiles * IC, 1, (int)tiles, IC, 1, (int)tiles, 1, 1, &toff0, 1, IC, (long)IC,
@@ -294,7 +291,7 @@ int nk_wino_f32(const float *xp, int N, int Hp, int Wp, int IC, int OH, int OW, 
     nk_parallel(bmm_item, &gj, 16 * per, nthreads);
     wino_out_job out = {&o, m, bpad, OH, OW, th, tw, tiles};
     nk_parallel(wino_out_item, &out, chunks, nthreads);
-    free(zero); free(bpad); free(args); free(jobs);
+    free(zero); free(bpad);
     return 0;
 }
 

@@ -38,19 +38,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from nnkiln.dialects.tosa.base import from_attr, kind_of, to_attr
+from nnkiln.dialects.tosa.categories import ELEMENTWISE, REDUCTIONS
 from nnkiln.ir.elements import from_numpy, to_numpy
 
-ELEMENTWISE = frozenset({
-    "tosa.add", "tosa.sub", "tosa.mul", "tosa.maximum", "tosa.minimum", "tosa.pow", "tosa.intdiv",
-    "tosa.arithmetic_right_shift", "tosa.logical_left_shift", "tosa.logical_right_shift",
-    "tosa.bitwise_and", "tosa.bitwise_or", "tosa.bitwise_xor", "tosa.logical_and", "tosa.logical_or",
-    "tosa.logical_xor", "tosa.abs", "tosa.bitwise_not", "tosa.ceil", "tosa.clz", "tosa.exp", "tosa.floor",
-    "tosa.log", "tosa.logical_not", "tosa.negate", "tosa.reciprocal", "tosa.rsqrt", "tosa.select",
-    "tosa.clamp", "tosa.sigmoid", "tosa.tanh", "tosa.equal", "tosa.greater", "tosa.greater_equal",
-    "tosa.cast", "tosa.rescale",
-})
-REDUCTIONS = frozenset({"tosa.reduce_all", "tosa.reduce_any", "tosa.reduce_max", "tosa.reduce_min",
-                        "tosa.reduce_product", "tosa.reduce_sum"})
 MOVABLE = ELEMENTWISE | REDUCTIONS | {"tosa.concat", "tosa.pad", "tosa.slice"}
 
 Perm = tuple[int, ...]

@@ -38,7 +38,6 @@ with nothing worth splitting are unchanged.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -49,17 +48,13 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnkiln.analysis.batch_axis import ELEMENTWISE, Axis, input_batch, per_sample_props, result_axes, shape
+from nnkiln.dialects.buf import byte_size
 from nnkiln.dialects.tosa.base import kind_of
 from nnkiln.dialects.tosa.ops_data_layout import LAYOUT_MODES, ConcatOp, SliceOp
 
 VIEWS = frozenset({"tosa.reshape", "tosa.identity"})
 CONSTANTS = frozenset({"tosa.const", "const.declare"})
 _LAYOUT_KINDS = frozenset(m.kinds[0] for m in LAYOUT_MODES)
-
-
-def _nbytes(v: SSAValue) -> int:
-    kind = kind_of(v.type)
-    return math.prod(shape(v)) * max(1, (kind.bits if kind is not None else 32) // 8)
 
 
 def _sliceable(v: SSAValue) -> bool:
@@ -74,8 +69,8 @@ def _score(op: Operation, axes: dict[SSAValue, Axis], n: int, threshold_bytes: i
     (``fuse-post-ops``, the runtime's row programs), which already counted the tensor: 0."""
     if op.name in VIEWS or op.name in ELEMENTWISE:
         return 0
-    act = sum(_nbytes(v) for v in (*op.operands, *op.results) if axes.get(v) is not None)
-    weights = 0 if op.name == "tosa.gather" else sum(_nbytes(v) for v in op.operands if axes.get(v) is None)
+    act = sum(byte_size(v.type) for v in (*op.operands, *op.results) if axes.get(v) is not None)
+    weights = 0 if op.name == "tosa.gather" else sum(byte_size(v.type) for v in op.operands if axes.get(v) is None)
     return act - (n - 1) * weights - threshold_bytes
 
 
