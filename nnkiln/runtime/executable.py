@@ -243,8 +243,26 @@ class Executable:
                     us.append((part[0], part[1], tasks[part[1]].waits, ()))
                 else:
                     us.append((self._fns[part], part, tasks[part].waits, tasks[part].updates))
-            units.append(chain_units(us, self._static) if single else us)
+            units.append(chain_units(us, self._static, self._probe_views()) if single else us)
         return units
+
+    def _probe_views(self) -> list[np.ndarray | None] | None:
+        """``_static`` with the graph's input and output buffers viewed in arrays of their own, laid out as a run
+        lays out the caller's arrays (``kernels.bound``: units touching them are bound through these); None when
+        they would be absurdly large (their pages are never touched, but the address space is reserved)."""
+        sizes = ([int(np.prod(io.shape)) * dt.itemsize for io, dt in self._in_specs],
+                 [int(np.prod(shape)) * np.dtype(dt).itemsize for shape, dt in self._out_specs])
+        if sum(sizes[0]) + sum(sizes[1]) > _MAX_PROBE_BYTES:
+            return None
+        try:
+            regions, outs = ([np.empty(max(1, n), np.uint8) for n in group] for group in sizes)
+        except MemoryError:
+            return None
+        self._probes = (regions, outs)  # kept alive with the executable
+        views = list(self._static)
+        for i, is_input, index, lo, hi, dtype, shape in self._io_specs:
+            views[i] = (regions if is_input else outs)[index][lo:hi].view(dtype).reshape(shape)
+        return views
 
     def _failed(self, i: int, err: Exception) -> BlobError:
         t = self.blob.tasks[i]
@@ -311,6 +329,10 @@ class Executable:
                 th.join()
         if failure:
             raise failure[0]
+
+
+_MAX_PROBE_BYTES = 1 << 32
+"""Graph inputs and outputs larger than this in total are not bound into chains (``Executable._probe_views``)."""
 
 
 def load_blob(source: str | os.PathLike[str] | bytes | bytearray | memoryview, *,

@@ -689,12 +689,15 @@ class RowGroup:
             raise MemoryError("row program: scratch allocation failed")
 
     def bind(self, views: Sequence[np.ndarray | None]) -> Bound | None:
-        """The program as one bound call (``kernels.bound``) when none of its buffers is a graph input/output."""
-        if self.dynamic or self.lib is None:
+        """The program as one bound call (``kernels.bound``); a graph input/output buffer is taken from ``views``
+        (a probe view: the chain patches its entry of ``ptrs`` on each run), None if it is absent."""
+        if self.lib is None or any(views[b] is None for _, b in self.dynamic):
             return None
+        for k, b in self.dynamic:
+            self.ptrs[k] = views[b].ctypes.data  # type: ignore[union-attr]
         args = slots(ctypes.addressof(self.prog), self.nins, self.nregs, ctypes.addressof(self.ptrs),
                      ctypes.addressof(self.modes), self.rows, self.c, self.block, self.threads)
-        return Bound([(address(self.lib.nk_rows_run_b), args)], [self])
+        return Bound([(address(self.lib.nk_rows_run_b), args)], [self, self.ptrs])
 
 
 def _fold_transposes(tasks: Sequence[TaskDesc], queue: Sequence[int], buffers: Sequence[BufferDesc],

@@ -23,12 +23,22 @@ Protocol:
 * a kernel that needs a scratch buffer (the zero-padded input of a convolution) names the slot (and an offset
   into the buffer, for a second region) and the float32 elements it needs; the chain owns one buffer of the
   largest such size (its kernels run one at a time, so they share it).
+
+Graph inputs and outputs: their arrays are the caller's, new on every run, so a unit reading or writing one
+cannot be bound with ``static`` alone. ``chain_units`` then binds it once more with *probe* views (arrays of
+the right shapes owned by the executable) and looks for the probes' addresses in what the Bound holds: its
+argument slots and, recursively, the 64-bit pointer arrays it keeps (a convolution's post-op operand
+pointers, a row program's argument pointers). Each place found becomes a patch ``(array, index, buffer,
+byte offset)`` that the chain rewrites from the run's views before calling C (a few stores per run instead
+of a Python unit, whose numpy or ctypes entry costs 20-100 us with the interpreter's code out of cache after
+a network's worth of kernels). A unit whose bind finds a probe nowhere stays unbound, as before.
 """
 
 from __future__ import annotations
 
 import ctypes
 import dataclasses
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,6 +58,9 @@ class Bound:
     scratch: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
     """(call, slot) of the scratch address, or (call, slot, offset in float32 elements) of an address inside it."""
     scratch_elems: int = 0
+    patches: list[tuple[Any, int, int, int]] = dataclasses.field(default_factory=list)
+    """``(array, index, buffer, byte offset)``: ``array[index] = address of views[buffer] + offset`` on each run
+    (graph input/output buffers, see the module docstring)."""
 
 
 class NativeFn:
@@ -137,6 +150,7 @@ class Chain:
                 b.calls[k][1][s] = self.scratch.ctypes.data + 4 * (off[0] if off else 0)
             calls += [(fn, args, u) for fn, args in b.calls]
             self._keep += b.keep
+        self._patches = [p for b in bounds for p in b.patches]
         self.n = len(calls)
         self._unit_of = [u for _, _, u in calls]
         self._args = [args for _, args, _ in calls]
@@ -145,17 +159,63 @@ class Chain:
         self._run = _runner()
 
     def __call__(self, views: Sequence[np.ndarray]) -> None:
+        for arr, k, b, off in self._patches:
+            arr[k] = views[b].ctypes.data + off
         rc = self._run(self._fns, self._argp, self.n, kernel_threads())
         if rc:
             raise MemoryError(f"native kernel of task {self.tasks[self._unit_of[rc - 1]]} failed (out of memory)")
 
 
+def _pointer_arrays(root: object) -> list[Any]:
+    """The arrays that may hold addresses reachable from ``root``: int64 numpy arrays and ctypes arrays of
+    8-byte elements, through lists, tuples, dicts and object attributes."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    stack: list[tuple[object, int]] = [(root, 0)]
+    while stack:
+        o, depth = stack.pop()
+        if (o is None or id(o) in seen or depth > 6 or isinstance(o, (int, float, str, bytes, type, types.ModuleType))
+                or callable(o) and not hasattr(o, "bind")):
+            continue
+        seen.add(id(o))
+        if isinstance(o, np.ndarray):
+            if o.dtype in (np.int64, np.uint64) and o.ndim == 1 and o.flags.writeable:
+                found.append(o)
+        elif isinstance(o, ctypes.Array):
+            if ctypes.sizeof(o._type_) == 8:
+                found.append(o)
+        elif isinstance(o, (list, tuple)):
+            stack.extend((x, depth + 1) for x in o)
+        elif isinstance(o, dict):
+            stack.extend((x, depth + 1) for x in o.values())
+        elif hasattr(o, "__dict__") or hasattr(o, "__slots__"):
+            names = list(getattr(o, "__dict__", {})) + list(getattr(type(o), "__slots__", ()))
+            stack.extend((getattr(o, n, None), depth + 1) for n in names)
+    return found
+
+
+def io_patches(b: Bound, probes: Sequence[tuple[int, int, int]]) -> list[tuple[Any, int, int, int]]:
+    """Where ``b`` holds an address inside a probe: ``probes`` are ``(buffer, address, bytes)``; returns the
+    patches (see ``Bound.patches``)."""
+    out: list[tuple[Any, int, int, int]] = []
+    for arr in _pointer_arrays([[args for _, args in b.calls], b.keep]):
+        values = np.frombuffer(arr, np.uint64) if isinstance(arr, ctypes.Array) else arr.view(np.uint64)
+        for buf, lo, size in probes:
+            for k in np.flatnonzero((values >= lo) & (values < lo + size)):
+                out.append((arr, int(k), buf, int(values[k]) - lo))
+    return out
+
+
 def chain_units(units: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]],
-                static: Sequence[np.ndarray | None]) -> list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]]:
+                static: Sequence[np.ndarray | None], probe_views: Sequence[np.ndarray | None] | None = None
+                ) -> list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]]:
     """One queue's units (``(fn, first task, waits, updates)``, a single-queue run: no barriers to honour
-    between them) with every run of two or more bound units replaced by one ``Chain``."""
+    between them) with every run of two or more bound units replaced by one ``Chain``. ``probe_views``:
+    ``static`` with probe arrays for the graph's input and output buffers (see the module docstring)."""
     if _runner() is None:
         return units
+    probes = [(i, v.ctypes.data, v.nbytes) for i, (v, s) in enumerate(zip(probe_views or (), static))
+              if s is None and v is not None and v.nbytes]
     parts: list[Any] = []  # units, and lists of (Bound, unit) to chain
     run: list[tuple[Bound, tuple[Any, int, tuple[int, ...], tuple[int, ...]]]] = []
 
@@ -169,6 +229,12 @@ def chain_units(units: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]],
     for unit in units:
         bind = getattr(unit[0], "bind", None)
         b = bind(static) if bind is not None else None
+        if b is None and bind is not None and probes:
+            b = bind(probe_views)
+            if b is not None:
+                b.patches = io_patches(b, probes)
+                if not b.patches:  # bound only with the probes, yet none of their addresses found: not safe
+                    b = None
         if b is None:
             flush()
             parts.append(unit)
@@ -188,4 +254,5 @@ def chain_units(units: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]],
     return out
 
 
-__all__ = ["Bound", "Chain", "NativeFn", "adapt", "address", "chain_units", "contiguous_f32", "slots", "task_bind"]
+__all__ = ["Bound", "Chain", "NativeFn", "adapt", "address", "chain_units", "contiguous_f32", "io_patches", "slots",
+           "task_bind"]

@@ -149,6 +149,7 @@ _SIGNATURES: dict[str, dict[str, tuple[list[Any], Any]]] = {
              "nk_bmm_f32": ([_P, _L, _L, _P, _L, _L, _L, _P, _I, _I, _I, _I, _P, _I], _I),
              "nk_wino_f32": ([_P, _I, _I, _I, _I, _I, _I, _P, _I, _P, _P, _I, _P, _P, _P, _P, _I], _I),
              "nk_wino_work_floats": ([_I, _I, _I, _I, _I], _L),
+             "nk_reduce_sum_f32": ([_P, _L, _L, _L, _P, _I, _I, _P, _P, _P], _I),
              "nk_pool_workers": ([], _I)},
 }
 _PAR_MIN_FLOPS = 4e6
@@ -156,7 +157,8 @@ _PAR_MIN_FLOPS = 4e6
 _PAR_MIN_WEIGHT_BYTES = 1 << 20
 """Also threaded below ``_PAR_MIN_FLOPS`` when the weights are this large: a classifier's one-row product
 (MobileNetV2's 1280 -> 1000, 5 MB) is bound by reading them, which two cores do faster."""
-_EPI_CODES = {"tosa.add": (2, 3), "tosa.sub": (4, 5), "tosa.mul": (6, 7)}
+_EPI_CODES = {"tosa.add": (2, 3, 8), "tosa.sub": (4, 5, 9), "tosa.mul": (6, 7, 10)}
+"""C post-op codes per operand cut: full (``p[offset]``), channel (``p[c]``), one number (``p[0]``)."""
 
 
 def native_lib(name: str) -> Any:
@@ -192,10 +194,11 @@ class NativeEpilogue:
                 ex = extras[k] if k < len(extras) else None
                 mode = operand_2d(ex.shape, out.shape) if ex is not None else None
                 if (name not in _EPI_CODES or ex is None or ex.kind is not Kind.F32 or mode is None or mode == "row"
-                        or (mode == "channel" and ex.shape[-1] != out.shape[-1]) or (name == "tosa.mul" and attrs.get("shift", 0))):
+                        or (name == "tosa.mul" and attrs.get("shift", 0))):
                     self.ok = False
                     break
-                codes.append(_EPI_CODES[name][0 if mode == "full" else 1])
+                scalar = mode == "channel" and ex.shape[-1] == 1 and out.shape[-1] != 1
+                codes.append(_EPI_CODES[name][0 if mode == "full" else 2 if scalar else 1])
                 prm += [0.0, 0.0]
                 self.slots.append(k)
                 k += 1
@@ -680,4 +683,48 @@ def pool2d(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc],
     return NativeFn(run, bind)
 
 
-__all__ = ["conv2d", "depthwise", "pool2d", "scratch"]
+def reduce_sum(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
+               epi: Epilogue | None) -> FastFn | None:
+    """REDUCE_SUM of float32 over an axis followed by at least two contiguous values (``nk_reduce_sum_f32``:
+    the rows added in numpy's order, identical results) with its post-ops fused (a global average pool's
+    multiplication), or None (no native library, the innermost axis, which numpy sums pairwise, or a post-op
+    without a C form): then ``kernels.fast`` uses numpy. Bindable, so the classifier head of a CNN joins the
+    chain of native calls before it."""
+    lib = native_lib("conv")
+    axis = attrs.get("axis")
+    if (lib is None or len(ib) != 1 or len(ob) != 1 or not isinstance(axis, int) or ib[0].kind is not Kind.F32
+            or ob[0].kind is not Kind.F32 or not 0 <= axis < len(ib[0].shape)):
+        return None
+    shape = ib[0].shape
+    if ob[0].shape != tuple(1 if i == axis else d for i, d in enumerate(shape)):
+        return None
+    outer, n, inner = int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1:]))
+    nepi = NativeEpilogue(epi, ob[0])
+    if inner < 2 or n < 1 or outer < 1 or (epi is not None and not nepi.ok):
+        return None
+    c = ob[0].shape[-1]
+    fn = lib.nk_reduce_sum_f32
+    ptr = _Ptrs(2)
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
+        x = np.ascontiguousarray(ins[0], _F32)
+        o = outs[0]
+        dst = o if o.flags.c_contiguous else np.empty(o.shape, _F32)
+        ptrs, keep = nepi.pointers(extras)
+        fn(ptr(0, x), outer, n, inner, ptr(1, dst), c, nepi.n, nepi.codes_p, nepi.prm_p, ptrs)
+        del keep
+        if dst is not o:
+            np.copyto(o, dst)
+
+    def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> Bound | None:
+        if not contiguous_f32(ins[0], outs[0], *extras):
+            return None
+        ptrs, keep = nepi.pointers(extras)
+        args = slots(ins[0].ctypes.data, outer, n, inner, outs[0].ctypes.data, c, nepi.n, nepi.codes_p, nepi.prm_p,
+                     ctypes.addressof(ptrs))
+        return Bound([(address(lib.nk_reduce_sum_f32_b), args)], [nepi, ptrs, keep])
+
+    return NativeFn(run, bind)
+
+
+__all__ = ["conv2d", "depthwise", "pool2d", "reduce_sum", "scratch"]

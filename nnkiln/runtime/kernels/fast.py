@@ -265,6 +265,10 @@ def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
         return _fully_connected(attrs, ib, ob, consts, epi)
     if name == "tosa.matmul":
         return _matmul(attrs, ib, ob, consts, epi)
+    if name == "tosa.reduce_sum":
+        nat = conv.reduce_sum(attrs, ib, ob, epi)
+        if nat is not None:
+            return nat
     if epi is not None:
         blocked = _blocked_elementwise(name, attrs, ib, ob, epi)
         if blocked is not None:
@@ -393,29 +397,17 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
     if sorted(perms) != list(range(len(xs))) or ob[0].shape != tuple(xs[p] for p in perms):
         return None
 
-    last = ob[0].shape[-1] if ob[0].shape else 0
-    if 1 < last <= _NARROW_LAST and perms[-1] != len(xs) - 1:
-        # A narrow innermost output axis taken from an outer input axis (NCHW → NHWC with C = 3): numpy's
-        # strided copy walks the input with a large stride for every element; one contiguous slab per
-        # output channel is ~7x faster (measured 66 vs 487 us for 1x3x224x224).
-        def narrow(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
-            src, dst = ins[0].transpose(perms), outs[0]
-            for k in range(last):
-                np.copyto(dst[..., k], src[..., k])
-
-        return narrow
-
     swap = _swapped_groups(xs, perms)
-    wide = swap is not None and swap[0] * swap[1] * swap[2] >= _NATIVE_TRANSPOSE_MIN and np.dtype(ib[0].dtype).itemsize == 4
-    lib = conv.native_lib("conv") if wide else None
+    lib = conv.native_lib("conv") if swap is not None and np.dtype(ib[0].dtype).itemsize == 4 else None
     if lib is not None and swap is not None:
         p_, a_, b_ = swap
         threads = kernel_threads if p_ * a_ * b_ >= _PARALLEL_TRANSPOSE_MIN else (lambda: 1)
         fn = lib.nk_transpose32
+        small = p_ * a_ * b_ < _NATIVE_TRANSPOSE_MIN  # called alone, numpy's copy costs less than the ctypes call
 
         def swapped(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
             x, o = ins[0], outs[0]
-            if not (x.flags.c_contiguous and o.flags.c_contiguous):
+            if small or not (x.flags.c_contiguous and o.flags.c_contiguous):
                 np.copyto(o, x.transpose(perms))
                 return
             fn(x.ctypes.data, o.ctypes.data, p_, a_, b_, threads())
@@ -429,6 +421,19 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
 
         return NativeFn(swapped, bind)
 
+    last = ob[0].shape[-1] if ob[0].shape else 0
+    if 1 < last <= _NARROW_LAST and perms[-1] != len(xs) - 1:
+        # (Without the C transpose, or for other permutations.) A narrow innermost output axis taken from an
+        # outer input axis (NCHW → NHWC with C = 3): numpy's
+        # strided copy walks the input with a large stride for every element; one contiguous slab per
+        # output channel is ~7x faster (measured 66 vs 487 us for 1x3x224x224).
+        def narrow(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+            src, dst = ins[0].transpose(perms), outs[0]
+            for k in range(last):
+                np.copyto(dst[..., k], src[..., k])
+
+        return narrow
+
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
         np.copyto(outs[0], ins[0].transpose(perms))
 
@@ -437,7 +442,8 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
 
 _NARROW_LAST = 8
 _NATIVE_TRANSPOSE_MIN = 1 << 14
-"""Elements from which a two-group transpose runs in C (below it numpy's copy costs less than the call)."""
+"""Elements from which a two-group transpose called alone runs in C (below it numpy's copy costs less than the
+call; bound into a chain, it always runs in C)."""
 _PARALLEL_TRANSPOSE_MIN = 1 << 17
 
 

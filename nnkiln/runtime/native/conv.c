@@ -35,8 +35,9 @@
  * here too, to share the thread pool.
  *
  * Epilogue ops (code, param0, param1, pointer): 1 CLAMP min(max(v, p0), p1) with NaN kept;
- * 2/3 ADD full/channel operand; 4/5 SUB (v - operand) full/channel; 6/7 MUL full/channel.
- * "full" operands have the output's layout [rows, CO]; "channel" ones are indexed by the channel.
+ * 2/3/8 ADD full/channel/scalar operand; 4/5/9 SUB (v - operand); 6/7/10 MUL.
+ * "full" operands have the output's layout [rows, CO]; "channel" ones are indexed by the channel; a
+ * "scalar" one is a single number (p[0]).
  *
  * Threads: work items (chunks of row tiles / output rows) are shared by the calling thread and up to
  * nthreads - 1 pool workers through one atomic ticket counter (nk_parallel). The caller never waits
@@ -211,6 +212,9 @@ static inline float epi_scalar(float v, int nops, const int *codes, const float 
         case 5: v = v - p[c]; break;
         case 6: v = v * p[off]; break;
         case 7: v = v * p[c]; break;
+        case 8: v = v + p[0]; break;
+        case 9: v = v - p[0]; break;
+        case 10: v = v * p[0]; break;
         default: break;
         }
     }
@@ -270,6 +274,9 @@ static inline void store8(const conv_args *a, __m256 v, ptrdiff_t off, int c, in
             case 5: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + c)); break;
             case 6: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + off)); break;
             case 7: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + c)); break;
+            case 8: v = _mm256_add_ps(v, _mm256_set1_ps(p[0])); break;
+            case 9: v = _mm256_sub_ps(v, _mm256_set1_ps(p[0])); break;
+            case 10: v = _mm256_mul_ps(v, _mm256_set1_ps(p[0])); break;
             default: break;
             }
         }
@@ -831,6 +838,9 @@ static inline __m256 epi_vec(__m256 v, int nops, const int *codes, const float *
         case 5: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + c)); break;
         case 6: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + off)); break;
         case 7: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + c)); break;
+        case 8: v = _mm256_add_ps(v, _mm256_set1_ps(p[0])); break;
+        case 9: v = _mm256_sub_ps(v, _mm256_set1_ps(p[0])); break;
+        case 10: v = _mm256_mul_ps(v, _mm256_set1_ps(p[0])); break;
         default: break;
         }
     }
@@ -1292,6 +1302,28 @@ int nk_pool2d_f32(const float *x, int N, int IH, int IW, int C, float *y, int OH
     return 0;
 }
 
+/* -- REDUCE_SUM over an axis that is not the innermost (TOSA spec §2.6.5), float32 ------------------ */
+/* x [outer, n, inner] -> y [outer, inner]: y = x[:, 0]; y += x[:, i] for i = 1 .. n-1, then the fused
+ * post-ops (epi_scalar: element offset, channel = offset % C). numpy's np.add.reduce over such an axis adds
+ * the rows in this order (its inner loop runs along the contiguous axis), so the results are identical to
+ * the reference's. A global average pool is this plus a multiplication. */
+int nk_reduce_sum_f32(const float *x, long outer, long n, long inner, float *y, int C,
+                      int nops, const int *codes, const float *prm, const float *const *ptrs) {
+    for (long o = 0; o < outer; o++) {
+        const float *xo = x + o * n * inner;
+        float *yo = y + o * inner;
+        memcpy(yo, xo, (size_t)inner * sizeof(float));
+        for (long i = 1; i < n; i++) {
+            const float *xi = xo + i * inner;
+            for (long j = 0; j < inner; j++) yo[j] = yo[j] + xi[j];
+        }
+        if (nops)
+            for (long j = 0; j < inner; j++)
+                yo[j] = epi_scalar(yo[j], nops, codes, prm, ptrs, (ptrdiff_t)(o * inner + j), (int)(j % C));
+    }
+    return 0;
+}
+
 /* -- zero padding ----------------------------------------------------------------------------------- */
 /* xp [N, IH+pt+pb, IW+pl+pr, C] = x [N, IH, IW, C] with zero borders; padded rows are the work items. */
 
@@ -1334,7 +1366,7 @@ int nk_pad_f32(const float *x, int N, int IH, int IW, int C, float *xp, int pt, 
 typedef struct {
     const unsigned *src;
     unsigned *dst;
-    long A, B, strips;
+    long A, B, strips, tt; /* tt: columns b per work item */
 } tr_job;
 
 #ifdef NK_SIMD
@@ -1364,11 +1396,30 @@ static inline void tr8x8(const float *s, size_t sB, float *d, size_t dA) {
 
 static void tr_item(void *ctx, long it) {
     const tr_job *j = (const tr_job *)ctx;
-    long p = it / j->strips, b0 = (it % j->strips) * NK_TT;
-    long b1 = b0 + NK_TT < j->B ? b0 + NK_TT : j->B;
+    long p = it / j->strips, b0 = (it % j->strips) * j->tt;
+    long b1 = b0 + j->tt < j->B ? b0 + j->tt : j->B;
     size_t A = (size_t)j->A, B = (size_t)j->B;
     const unsigned *s = j->src + (size_t)p * A * B;
     unsigned *d = j->dst + (size_t)p * A * B;
+    if (A < 8) { /* a narrow output row (NCHW -> NHWC with 3 channels): A input rows read side by side */
+        switch (A) {
+        case 1: memcpy(d + b0, s + b0, (size_t)(b1 - b0) * 4); break;
+        case 2: for (long b = b0; b < b1; b++) { d[2 * b] = s[b]; d[2 * b + 1] = s[B + b]; } break;
+        case 3:
+            for (long b = b0; b < b1; b++) { d[3 * b] = s[b]; d[3 * b + 1] = s[B + b]; d[3 * b + 2] = s[2 * B + b]; }
+            break;
+        case 4:
+            for (long b = b0; b < b1; b++) {
+                d[4 * b] = s[b]; d[4 * b + 1] = s[B + b]; d[4 * b + 2] = s[2 * B + b]; d[4 * b + 3] = s[3 * B + b];
+            }
+            break;
+        default:
+            for (long b = b0; b < b1; b++)
+                for (size_t a = 0; a < A; a++) d[(size_t)b * A + a] = s[a * B + (size_t)b];
+            break;
+        }
+        return;
+    }
     for (long a0 = 0; a0 < j->A; a0 += NK_TT) {
         long a1 = a0 + NK_TT < j->A ? a0 + NK_TT : j->A;
         long b = b0;
@@ -1391,7 +1442,9 @@ static void tr_item(void *ctx, long it) {
 }
 
 int nk_transpose32(const void *src, void *dst, long P, long A, long B, int nthreads) {
-    tr_job job = {(const unsigned *)src, (unsigned *)dst, A, B, (B + NK_TT - 1) / NK_TT};
+    /* at least ~4 Ki elements per work item (narrow rows: few elements per column, so wide items) */
+    long tt = A < 8 ? 8192 : (A >= 4096 / NK_TT ? NK_TT : (4096 / (A * NK_TT)) * NK_TT);
+    tr_job job = {(const unsigned *)src, (unsigned *)dst, A, B, (B + tt - 1) / tt, tt};
     nk_parallel(tr_item, &job, P * job.strips, nthreads);
     return 0;
 }
@@ -1434,6 +1487,12 @@ int nk_bmm_f32_b(const int64_t *a, int nthreads) {
 
 int nk_transpose32_b(const int64_t *a, int nthreads) {
     return nk_transpose32(NK_P(0), NK_P(1), (long)a[2], (long)a[3], (long)a[4], NK_T(5));
+}
+
+int nk_reduce_sum_f32_b(const int64_t *a, int nthreads) {
+    (void)nthreads;
+    return nk_reduce_sum_f32(NK_P(0), (long)a[1], (long)a[2], (long)a[3], NK_P(4), (int)a[5], (int)a[6], NK_P(7),
+                             NK_P(8), NK_P(9));
 }
 
 /* fns[i](args[i], nthreads) for i in [0, n) in order; 0, or i + 1 for the first call that failed. */

@@ -198,13 +198,18 @@ def test_per_sample_layers_share_weights_and_scratch(monkeypatch: pytest.MonkeyP
     """The per-sample copies of a layer read one packed copy of its weights (the executable's plan caches
     load-time rearrangements per constant), and every chain of bound kernels uses one scratch buffer."""
     import nnkiln
-    from nnkiln.runtime.kernels.bound import Chain
+    from nnkiln.runtime.kernels.bound import Chain, chain_units
     from nnkiln.runtime.kernels.gemm import GemmPlan, current_plan
 
     monkeypatch.setattr(nnkiln.targets, "l2_cache_bytes", lambda: 1024)
     exe = nnkiln.compile(parse_module(resnet_like(2, 1, 16, 8, batch=4)))
-    chains = [u[0] for u in exe._units[0] if isinstance(u[0], Chain)]
-    assert len(chains) >= 2 and all(c.scratch is chains[0].scratch for c in chains)
+    whole = exe._units[0][0][0]  # every unit binds: one chain
+    assert isinstance(whole, Chain) and len(exe._units[0]) == 1
+    units = [(u, t, (), ()) for u, t in zip(whole.units, whole.tasks)]
+    mid = len(units) // 2  # an unbound unit in the middle: two chains, one scratch buffer
+    parts = chain_units(units[:mid] + [(lambda views: None, -1, (), ())] + units[mid:], exe._static, exe._probe_views())
+    chains = [u[0] for u in parts if isinstance(u[0], Chain)]
+    assert len(chains) == 2 and all(c.scratch is chains[0].scratch for c in chains)
     w = np.ones((4, 3), np.float32)
     plan = GemmPlan()
     made: list[int] = []

@@ -1,12 +1,16 @@
 """Bound native calls (``runtime.kernels.bound``): consecutive native units run as one ``Chain`` call.
 
-Checked: a chain forms over the units between the graph's first and last kernels (those touch the input /
-output buffers, which change on every run, and stay unbound); its results are bit-identical to the same
-executable run unit by unit, and close to onnxruntime; padded convolutions of different sizes share the
-chain's scratch buffer correctly.
+Checked: one chain forms over every unit, including the first and last kernels, which read the graph's input
+and write its output (arrays that change on every run: the chain patches their addresses, found by binding
+with probe arrays); its results are bit-identical to the same executable run unit by unit, for input and output
+arrays at new addresses on every run, and close to onnxruntime; graph inputs reached through a post-op's operand
+pointers and a row program's arguments are patched too; a unit whose binding hides a probe's address stays
+unbound; padded convolutions of different sizes share the chain's scratch buffer correctly.
 """
 
 from __future__ import annotations
+
+import ctypes
 
 import numpy as np
 import onnx
@@ -17,7 +21,7 @@ import nnkiln
 from nnkiln.backend.blob_format import Memory
 from nnkiln.runtime import executable as exmod
 from nnkiln.runtime.kernels import conv as kconv
-from nnkiln.runtime.kernels.bound import Chain
+from nnkiln.runtime.kernels.bound import Bound, Chain, chain_units, io_patches, slots
 
 pytestmark = pytest.mark.skipif(kconv.native_lib("conv") is None, reason="native library unavailable")
 RNG = np.random.default_rng(7)
@@ -53,32 +57,96 @@ def _chains(exe: nnkiln.Executable) -> list[Chain]:
     return [u for u, _, _, _ in exe._units[0] if isinstance(u, Chain)]
 
 
-def test_chain_is_identical_to_unit_by_unit(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def _unchained(monkeypatch, module) -> nnkiln.Executable:  # noqa: ANN001
+    monkeypatch.setattr(exmod, "chain_units", lambda units, static, probe_views=None: units)
+    plain = nnkiln.compile(module, threads=1)
+    monkeypatch.undo()
+    assert not _chains(plain)
+    return plain
+
+
+def _moved(a: np.ndarray, shift: int) -> np.ndarray:
+    """A copy of ``a`` at a new address (``shift`` float32 elements into a larger buffer)."""
+    buf = np.empty(a.size + shift, a.dtype)
+    out = buf[shift:].reshape(a.shape)
+    out[...] = a
+    return out
+
+
+def test_chain_covers_graph_io_and_is_identical(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     path = str(tmp_path / "m.onnx")
     _model(path)
     module = nnkiln.load(path)
-    x = {"x": RNG.standard_normal((1, 3, 8, 8)).astype(np.float32)}
     exe = nnkiln.compile(module, threads=1)
     chains = _chains(exe)
-    assert len(chains) == 1 and len(chains[0].units) >= 4, [type(u).__name__ for u, _, _, _ in exe._units[0]]
+    assert len(exe._units[0]) == 1 and len(chains) == 1, [type(u).__name__ for u, _, _, _ in exe._units[0]]
     chain = chains[0]
     assert chain.scratch.size >= 10 * 10 * 8  # the larger padded input
     blob = exe.blob
     io = {i for i, b in enumerate(blob.buffers) if b.memory in (Memory.INPUT, Memory.OUTPUT)}
-    for t in chain.tasks:  # no unit of the chain touches a graph input or output
-        assert not io & {*blob.tasks[t].ins, *blob.tasks[t].outs}
-    got = [exe.run(x)["y"] for _ in range(2)]  # the chain's pre-built arguments stay valid across runs
-    monkeypatch.setattr(exmod, "chain_units", lambda units, static: units)
-    plain = nnkiln.compile(module, threads=1)
-    assert not _chains(plain)
-    expected = plain.run(x)["y"]
-    for g in got:
-        np.testing.assert_array_equal(g, expected)
+    touching = [t for t in range(len(blob.tasks)) if io & {*blob.tasks[t].ins, *blob.tasks[t].outs}]
+    assert touching and {b for _, _, b, _ in chain._patches} <= io and len(chain._patches) >= 2
+    plain = _unchained(monkeypatch, module)
+    for k in range(4):  # new input and output addresses on every run
+        x = _moved(RNG.standard_normal((1, 3, 8, 8)).astype(np.float32), k)
+        got = exe.run({"x": x})["y"]
+        np.testing.assert_array_equal(got, plain.run({"x": x})["y"])
+        out = np.zeros((1, 8, 4, 4, 2), np.float32)[..., 1]  # a strided output: run_arrays copies it
+        exe.run_arrays([x], [out])
+        np.testing.assert_array_equal(out, got)
     ort = pytest.importorskip("onnxruntime")
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
-    ref = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, x)[0]
-    np.testing.assert_allclose(got[0], ref, rtol=1e-4, atol=1e-4)
+    ref = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_graph_input_as_post_op_operand_and_row_program_output(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """y = softmax(relu(x @ w + x)): the residual add fuses into the product, whose operand pointers then hold the
+    graph input's address; the softmax is a row program writing the graph output through its argument pointers."""
+    w = (RNG.standard_normal((64, 64)) * 0.3).astype(np.float32)
+    nodes = [oh.make_node("MatMul", ["x", "w"], ["c"]), oh.make_node("Add", ["c", "x"], ["s"]),
+             oh.make_node("Relu", ["s"], ["r"]), oh.make_node("Softmax", ["r"], ["y"], axis=-1)]
+    g = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", 1, [1, 48, 64])],
+                      [oh.make_tensor_value_info("y", 1, [1, 48, 64])], [oh.make_tensor("w", 1, w.shape, w.ravel())])
+    path = str(tmp_path / "r.onnx")
+    onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]), path)
+    module = nnkiln.load(path)
+    exe = nnkiln.compile(module, threads=1)
+    chains = _chains(exe)
+    assert len(chains) == 1 and len(exe._units[0]) == 1, [type(u).__name__ for u, _, _, _ in exe._units[0]]
+    mem = [exe.blob.buffers[b].memory for _, _, b, _ in chains[0]._patches]
+    assert mem.count(Memory.INPUT) >= 2 and Memory.OUTPUT in mem  # the product's input and operand; the output
+    plain = _unchained(monkeypatch, module)
+    for k in range(3):
+        x = _moved(RNG.standard_normal((1, 48, 64)).astype(np.float32), 3 * k)
+        np.testing.assert_array_equal(exe.run({"x": x})["y"], plain.run({"x": x})["y"])
+
+
+def test_io_patches_and_hidden_addresses() -> None:
+    probe = np.zeros(64, np.float32)
+    lo = probe.ctypes.data
+    inner = (ctypes.c_void_p * 3)(None, lo + 12, None)
+    b = Bound([(0, slots(lo, 5, lo + 64))], [[np.zeros(2, np.float32), inner]])
+    found = sorted((k, buf, off) for _, k, buf, off in io_patches(b, [(9, lo, probe.nbytes)]))
+    assert found == [(0, 9, 0), (1, 9, 12), (2, 9, 64)]
+    assert io_patches(Bound([(0, slots(lo + 256, 5))]), [(9, lo, probe.nbytes)]) == []
+
+    class Hidden:  # binds only with the probe, yet keeps no trace of its address: must stay unbound
+        def __call__(self, views) -> None:  # noqa: ANN001
+            pass
+
+        def bind(self, views) -> Bound | None:  # noqa: ANN001
+            return None if views[1] is None else Bound([(0, slots(7))])
+
+    class Plain(Hidden):
+        def bind(self, views) -> Bound | None:  # noqa: ANN001
+            return Bound([(0, slots(8))])
+
+    static = [np.zeros(4, np.float32), None]
+    units = [(Plain(), 0, (), ()), (Hidden(), 1, (), ()), (Plain(), 2, (), ())]
+    out = chain_units(units, static, [static[0], probe])
+    assert [type(u[0]).__name__ for u in out] == ["Plain", "Hidden", "Plain"]
 
 
 def test_saved_blob_runs_its_chain(tmp_path) -> None:  # noqa: ANN001

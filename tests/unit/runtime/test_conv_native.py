@@ -138,7 +138,15 @@ EPILOGUES = [
     ([{"kernel": "tosa.add", "attrs": {}, "operand": 3}, {"kernel": "tosa.clamp", "attrs": {"min_val": 0.0, "max_val": 3.4e38}}], 1),
     ([{"kernel": "tosa.sub", "attrs": {}, "operand": 3}, RELU6, {"kernel": "tosa.mul", "attrs": {"shift": 0}, "operand": 4}], 2),
     ([{"kernel": "tosa.sigmoid", "attrs": {}}], 0),                                             # no C form: Python after
+    # operands in the order of _extras: a residual, a per-channel scale, then single numbers (C codes 8-10)
+    ([{"kernel": "tosa.add", "attrs": {}, "operand": 3}, {"kernel": "tosa.mul", "attrs": {"shift": 0}, "operand": 4},
+      {"kernel": "tosa.mul", "attrs": {"shift": 0}, "operand": 5}, {"kernel": "tosa.sub", "attrs": {}, "operand": 6}], 4),
 ]
+
+
+def _extras(shape: tuple[int, ...], nextra: int) -> list[np.ndarray]:
+    """The post-ops' operands: [full, channel, one number, one number][:nextra]."""
+    return [_f(*s) for s in [shape, (1, 1, 1, shape[-1]), (1, 1, 1, 1), (1, 1, 1, 1)][:nextra]]
 
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
@@ -151,7 +159,7 @@ def test_conv2d_fused_epilogues(path: bool, posts: list, nextra: int, ic: int, o
     x, w, b = _f(n, ih, iw, ic) * (2 if ic < 100 else 0.03), _f(oc, 3, 3, ic), _f(oc)
     attrs = _attrs((1, 1, 1, 1), (1, 1), (1, 1))
     shape = (n, ih, iw, oc)
-    extras = [_f(*shape), _f(1, 1, 1, oc)][:nextra]
+    extras = _extras(shape, nextra)
     e = _ref_posts(_ref("tosa.conv2d", [x, w, b], attrs, shape), posts, extras)
     got = _call(_kernel(False, attrs, x, w, b, shape, posts, extras), x, w, b, shape, extras)
     _close(got, e)
@@ -184,7 +192,7 @@ def test_conv2d_winograd_matches_reference(path: bool, case: tuple, monkeypatch:
     assert ("native_winograd" in getattr(fn, "run", fn).__qualname__) == path
     _close(_call(fn, x, w, b, shape), e)
     for posts, nextra in EPILOGUES:
-        extras = [_f(*shape), _f(1, 1, 1, oc)][:nextra]
+        extras = _extras(shape, nextra)
         got = _call(_kernel(False, attrs, x, w, b, shape, posts, extras), x, w, b, shape, extras)
         _close(got, _ref_posts(e, posts, extras))
 
@@ -477,6 +485,7 @@ GEMM_EPILOGUES = [
     ([{"kernel": "tosa.add", "attrs": {}, "operand": 3}], 1),                                  # full operand
     ([{"kernel": "tosa.mul", "attrs": {"shift": 0}, "operand": 3}, RELU6], 1),                 # per-channel operand
     ([{"kernel": "tosa.sigmoid", "attrs": {}}], 0),                                             # no C form
+    ([{"kernel": "tosa.mul", "attrs": {"shift": 0}, "operand": 3, "scalar": True}, RELU6], 1),  # one number
 ]
 
 
@@ -506,7 +515,8 @@ def test_gemm_with_constant_weights_matches_reference(path: bool, posts: list, n
     real_gemm = fast.gemm
     monkeypatch.setattr(fast, "gemm", lambda *a: calls.append(1) or real_gemm(*a))
     x, w, b = _f(rows, k), _f(n, k), _f(n)
-    extras = [_f(rows, n) if p["kernel"] == "tosa.add" else _f(1, n) for p in posts if p.get("operand") is not None]
+    extras = [_f(rows, n) if p["kernel"] == "tosa.add" else _f(1, 1) if p.get("scalar") else _f(1, n)
+              for p in posts if p.get("operand") is not None]
     fc = _gemm_fn("tosa.fully_connected", ([x.shape, w.shape, b.shape], (rows, n)), w, posts, extras)
     e = _ref_posts(_ref("tosa.fully_connected", [x, w, b], {"input_zp": 0, "weight_zp": 0}, (rows, n)), posts, extras)
     out = np.full((rows, n), np.nan, np.float32)
@@ -579,3 +589,33 @@ def test_conv_kernels_in_other_builds(tmp_path, flags: str, needs: str, tests: s
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "failed" not in r.stdout
     assert any(f.name.startswith("conv-") for f in tmp_path.iterdir())  # the rebuilt library was used
+
+
+# -- REDUCE_SUM over an outer axis (conv.reduce_sum) ---------------------------------------------------------
+
+@pytest.mark.skipif(not HAVE_NATIVE, reason="no native kernels")
+@pytest.mark.parametrize("shape,axis", [((1, 49, 1280), 1), ((2, 7, 5, 3), 1), ((2, 7, 5, 3), 2), ((3, 4, 5), 0),
+                                        ((4, 1, 6), 1), ((2, 300, 2), 1)])
+@pytest.mark.parametrize("posts,nextra", [([], 0), ([{"kernel": "tosa.mul", "attrs": {"shift": 0}, "operand": 1}], 1),
+                                          ([{"kernel": "tosa.add", "attrs": {}, "operand": 1}, RELU6], 1)])
+def test_reduce_sum_identical_to_reference(shape: tuple, axis: int, posts: list, nextra: int) -> None:
+    """The rows added in numpy's order: bit-identical to the reference kernel, then the post-ops (one number, or
+    one value per channel) as the reference applies them."""
+    x = _f(*shape) * 10
+    x.reshape(-1)[::53] = np.float32(1e-7)  # cancellations make a different order visible
+    out_shape = tuple(1 if i == axis else d for i, d in enumerate(shape))
+    scalar = posts and posts[0]["kernel"] == "tosa.mul"
+    extras = [_f(*([1] * len(shape))) if scalar else _f(*([1] * (len(shape) - 1) + [out_shape[-1]]))][:nextra]
+    epi = epilogue.build(list(posts), _desc(out_shape), [_desc(e.shape) for e in extras]) if posts else None
+    fn = conv_mod.reduce_sum({"axis": axis}, [_desc(shape)], [_desc(out_shape)], epi)
+    assert fn is not None
+    got = np.full(out_shape, np.nan, np.float32)
+    fn([x], [got], extras)
+    e = _ref_posts(_ref("tosa.reduce_sum", [x], {"axis": axis}, out_shape), posts, extras)
+    np.testing.assert_array_equal(got, e)
+
+
+def test_reduce_sum_declines_the_innermost_axis() -> None:
+    """numpy sums a contiguous axis pairwise: that reduction stays with numpy (and the row programs)."""
+    assert conv_mod.reduce_sum({"axis": 2}, [_desc((2, 3, 4))], [_desc((2, 3, 1))], None) is None
+    assert conv_mod.reduce_sum({"axis": 1}, [_desc((2, 3, 1))], [_desc((2, 1, 1))], None) is None

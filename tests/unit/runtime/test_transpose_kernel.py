@@ -37,7 +37,8 @@ def _run(x: np.ndarray, perms: tuple[int, ...]) -> np.ndarray:
     ((2, 8, 8, 300), (1, 2, 3, 0)),      # no kept prefix: P = 1
     ((4, 50, 3, 70), (0, 2, 1, 3)),      # the last axis stays: numpy rows
     ((2, 3, 4, 5), (3, 1, 0, 2)),        # not a swap of two groups
-    ((1, 3, 224, 224), (0, 2, 3, 1)),    # narrow innermost output axis
+    ((1, 3, 224, 224), (0, 2, 3, 1)),    # narrow innermost output axis: the C kernel's narrow rows for 4 bytes
+    ((2, 5, 40, 41), (0, 2, 3, 1)),      # 5 columns
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8, np.bool_])
 def test_transpose_equals_numpy(shape: tuple[int, ...], perms: tuple[int, ...], dtype: type) -> None:
@@ -57,7 +58,9 @@ def test_native_kernel_remainders_and_threads(threads: int) -> None:
     if lib is None:
         pytest.skip("no C compiler")
     rng = np.random.default_rng(1)
-    for p, a, b in [(1, 8, 8), (3, 13, 11), (2, 37, 45), (1, 1000, 33), (2, 70, 129)]:
+    # narrow rows (a < 8: columns read side by side, 8192 per work item), 8x8 blocks, wide items for small a
+    for p, a, b in [(1, 8, 8), (3, 13, 11), (2, 37, 45), (1, 1000, 33), (2, 70, 129), (1, 1, 20000), (2, 2, 9000),
+                    (2, 3, 17001), (1, 4, 8193), (3, 5, 333), (1, 7, 16385), (2, 8, 5000), (1, 16, 3001)]:
         x = rng.integers(-2**31, 2**31 - 1, (p, a, b), dtype=np.int64).astype(np.int32)
         out = np.zeros((p, b, a), np.int32)
         assert lib.nk_transpose32(x.ctypes.data, out.ctypes.data, p, a, b, threads) == 0
