@@ -7,7 +7,10 @@ views into the caller's (converted) inputs and into freshly allocated outputs, m
 Execution: the tasks of each ``(executor, executor_index)`` form a FIFO queue, planned once into
 units (``_plan_units``): single tasks, and native row groups of consecutive float32 elementwise /
 row-reduction tasks (``kernels.row_groups``; a group may use the BLAS thread count's worth of
-native threads when there is one queue, one thread otherwise). With one queue the units run inline
+native threads when there is one queue, one thread otherwise), and, with one queue, a large 1x1 expansion
+convolution with the depthwise convolution that alone reads its result (``kernels.fused``). With one queue
+consecutive units whose work is a fixed list of C calls run as one ``Chain`` (``kernels.bound``; graph inputs
+and outputs are patched in per run). With one queue the units run inline
 in blob order (validation proved that order honours every barrier). Otherwise each
 queue runs on its own thread; a task waits (``threading.Condition``) until every barrier it waits on
 has no pending producer, and decrements each barrier it updates when it finishes. Barrier records
@@ -41,6 +44,7 @@ from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
 from nnkiln.runtime.kernels.bound import chain_units
+from nnkiln.runtime.kernels.fused import ExpansionDepthwise, expansion_pairs
 from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
 from nnkiln.runtime.kernels.gemm import GemmPlan, plan_for, planning
 
@@ -234,9 +238,11 @@ class Executable:
                 parts = row_groups(tasks, q, self.blob.buffers, self._static, single_queue=single, threads=threads)
             except Exception:  # noqa: BLE001  (planning is an optimisation: fall back to one task per unit)
                 parts = list(q)
+            if single:
+                parts = expansion_pairs(parts, tasks, self.blob.buffers, self._static)
             us: list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]] = []
             for part in parts:
-                if isinstance(part, RowGroup):
+                if isinstance(part, (RowGroup, ExpansionDepthwise)):
                     ts = part.tasks
                     us.append((part, ts[0], tasks[ts[0]].waits, tuple(u for t in ts for u in tasks[t].updates)))
                 elif isinstance(part, tuple):  # a GEMM whose post-ops run in the next group (one queue)

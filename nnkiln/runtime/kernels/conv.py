@@ -150,6 +150,8 @@ _SIGNATURES: dict[str, dict[str, tuple[list[Any], Any]]] = {
              "nk_wino_f32": ([_P, _I, _I, _I, _I, _I, _I, _P, _I, _P, _P, _I, _P, _P, _P, _P, _I], _I),
              "nk_wino_work_floats": ([_I, _I, _I, _I, _I], _L),
              "nk_reduce_sum_f32": ([_P, _L, _L, _L, _P, _I, _I, _P, _P, _P], _I),
+             "nk_pwdw_f32": ([_P, _I, _I, _I, _I, _P, _I, _P, _I, _P, _P, _P, _I, _I, _P, _P, _I, _I, _I, _I, _I, _I,
+                              _I, _P, _P, _I], _I),
              "nk_pool_workers": ([], _I)},
 }
 _PAR_MIN_FLOPS = 4e6
@@ -332,6 +334,22 @@ def finish_output(rc: int, what: str, o: np.ndarray, dst: np.ndarray, epi: Epilo
         epi(o.reshape(-1, o.shape[-1]), slice(None), extras)
 
 
+def _pack_conv(lib: Any, w: np.ndarray, oc: int, k: int) -> np.ndarray:
+    wc = np.ascontiguousarray(w, _F32)
+    bp = aligned_empty(-(-oc // 16) * k * 16)
+    lib.nk_pack_weights(_ptr(wc), oc, k, _ptr(bp))
+    return bp
+
+
+def packed_conv_weights(w: np.ndarray) -> np.ndarray:
+    """The constant convolution weights ``w`` ([OC, KH, KW, IC]) in ``nk_pack_weights``' panels, once per executable
+    (``GemmPlan.cached``: the fused expansion kernel shares them); needs the native library."""
+    from nnkiln.runtime.kernels.gemm import current_plan
+
+    oc, k = w.shape[0], int(np.prod(w.shape[1:]))
+    return current_plan().cached(w, "conv", lambda: _pack_conv(native_lib("conv"), w, oc, k))
+
+
 def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue | None, out: BufferDesc,
                  bp_packed: np.ndarray | None = None) -> FastFn | None:
     """The C convolution for geometry ``geo``: weights ``bp_packed`` (``pack_gemm_weights``), else packed once from
@@ -347,18 +365,13 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
     toff, seg = tap_segments(kh, kw, dy, dx, wp, ic)
     parallel = 2.0 * n * oh * ow * oc * k >= _PAR_MIN_FLOPS or 4 * oc * k >= _PAR_MIN_WEIGHT_BYTES
     nepi = NativeEpilogue(epi, out)
-    conv_fn, pack, pad_fn = lib.nk_conv_f32, lib.nk_pack_weights, lib.nk_pad_f32
+    conv_fn, pad_fn = lib.nk_conv_f32, lib.nk_pad_f32
 
     def packed(w: np.ndarray) -> np.ndarray:
-        wc = np.ascontiguousarray(w, _F32)
-        bp = aligned_empty(panels * k * 16)
-        pack(_ptr(wc), oc, k, _ptr(bp))
-        return bp
+        return _pack_conv(lib, w, oc, k)
 
     if bp_packed is None and wconst is not None:
-        from nnkiln.runtime.kernels.gemm import current_plan
-
-        bp_packed = current_plan().cached(wconst, "conv", lambda: packed(wconst))
+        bp_packed = packed_conv_weights(wconst)
     bp_const = bp_packed
     ptr = _Ptrs(6)
     toff_p = _ptr(toff)
@@ -727,4 +740,4 @@ def reduce_sum(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
     return NativeFn(run, bind)
 
 
-__all__ = ["conv2d", "depthwise", "pool2d", "reduce_sum", "scratch"]
+__all__ = ["conv2d", "depthwise", "packed_conv_weights", "pool2d", "reduce_sum", "scratch"]

@@ -1236,6 +1236,9 @@ int nk_depthwise_f32(const float *x, int N, int IH, int IW, int C, int M,
     return 0;
 }
 
+/* -- a 1x1 convolution feeding a depthwise one, fused (its own file: the tiles and rows above) ------- */
+#include "conv_pwdw.c"
+
 /* -- MAX_POOL2D / AVG_POOL2D (TOSA spec §2.3.6 / §2.3.1), float32, NHWC ----------------------------- */
 /* Per output element the taps inside the input, row-major: max: acc = -inf, acc = maximum(acc, x) with
  * NaN propagating (numpy's maximum); avg: acc = 0, acc = acc + x, then acc / count (count = taps inside
@@ -1487,6 +1490,19 @@ int nk_bmm_f32_b(const int64_t *a, int nthreads) {
 
 int nk_transpose32_b(const int64_t *a, int nthreads) {
     return nk_transpose32(NK_P(0), NK_P(1), (long)a[2], (long)a[3], (long)a[4], NK_T(5));
+}
+
+int nk_pwdw_f32_b(const int64_t *a, int nthreads) {
+    return nk_pwdw_f32(NK_P(0), (int)a[1], (int)a[2], (int)a[3], (int)a[4], NK_P(5), (int)a[6], NK_P(7), (int)a[8],
+                       NK_P(9), NK_P(10), NK_P(11), (int)a[12], (int)a[13], NK_P(14), NK_P(15), (int)a[16], (int)a[17],
+                       (int)a[18], (int)a[19], (int)a[20], (int)a[21], (int)a[22], NK_P(23), NK_P(24), NK_T(25));
+}
+
+/* memcpy(a[1], a[0], a[2] bytes) */
+int nk_copy_b(const int64_t *a, int nthreads) {
+    (void)nthreads;
+    memcpy(NK_P(1), NK_P(0), (size_t)a[2]);
+    return 0;
 }
 
 int nk_reduce_sum_f32_b(const int64_t *a, int nthreads) {
