@@ -359,7 +359,6 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
         return None
     n, ih, iw, ic, oc, kh, kw, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr = geo
     k = kh * kw * ic
-    panels = -(-oc // 16)
     padded = bool(pt or pb or pl or pr)
     hp, wp = ih + pt + pb, iw + pl + pr
     toff, seg = tap_segments(kh, kw, dy, dx, wp, ic)
