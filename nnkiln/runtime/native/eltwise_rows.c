@@ -91,10 +91,20 @@ static inline vf vsel(vi m, vf a, vf b) { return (vf)(((vi)a & m) | ((vi)b & ~m)
 static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-/* exp(x) in float32: x = n ln2 + r (Cody-Waite), exp(r) by a degree-7 Taylor polynomial on
- * |r| <= ln2/2 (truncation < 2e-9 relative), times 2^n built in two steps (no overflow of the
- * exponent field for n in [-150, 128]). Overflow -> inf, underflow -> 0, NaN -> NaN. */
-static inline float nk_expf(float x) {
+/* exp(x) in float32, two forms with the same polynomial: exp(r) by a degree-7 Taylor polynomial on
+ * |r| <= ln2/2 (truncation < 2e-9 relative), x = n ln2 + r.
+ * - In [NK_EXP_LO, NK_EXP_HI] (every softmax and tanh argument in practice): n = x log2(e) rounded by adding
+ *   1.5 * 2^23 (a multiply-add: n is then in the low bits of the sum), r by two multiply-adds with the high
+ *   and low parts of ln2, and 2^n built from n's bits in one step (normal results only). 16 operations.
+ * - Elsewhere (nk_expf_wide): x clamped to [-103.97, 88.72], 2^n in two steps (subnormal results), overflow
+ *   -> inf, underflow -> 0, NaN -> NaN.
+ * The vector forms below do the same operations lane by lane (a vector with a lane outside the range computes
+ * both and selects per lane), so results do not depend on the vector width. */
+#define NK_EXP_LO (-87.0f)
+#define NK_EXP_HI 88.0f
+#define NK_EXP_MAGIC 12582912.0f /* 1.5 * 2^23 */
+
+static inline float nk_expf_wide(float x) {
     const float hi_lim = 88.7228394f, lo_lim = -103.972084f;
     float xc = x > hi_lim ? hi_lim : (x < lo_lim ? lo_lim : x);
     float n = (xc * 1.44269502f + 12582912.0f) - 12582912.0f; /* round to nearest (|.| < 2^22) */
@@ -116,12 +126,12 @@ static inline float nk_expf(float x) {
     return x != x ? x : y;
 }
 
-/* exp(x) for x in [0, 88] (no special cases: the caller clamps and handles NaN): the same steps
- * as nk_expf, 2^n in one step (n <= 127), so the same result as nk_expf there. */
+/* exp(x) for x in [NK_EXP_LO, NK_EXP_HI] (the fast form above). */
 static inline float nk_exp_pos(float x) {
-    float n = (x * 1.44269502f + 12582912.0f) - 12582912.0f;
-    float r = x - n * 0.693145752f;
-    r = r - n * 1.42860677e-6f;
+    float t = MAD(x, 1.44269502f, NK_EXP_MAGIC);
+    float n = t - NK_EXP_MAGIC;
+    float r = MAD(n, -0.693145752f, x);
+    r = MAD(n, -1.42860677e-6f, r);
     float p = 1.98412701e-4f;
     p = MAD(p, r, 1.38888892e-3f);
     p = MAD(p, r, 8.33333377e-3f);
@@ -129,7 +139,11 @@ static inline float nk_exp_pos(float x) {
     p = MAD(p, r, 1.66666672e-1f);
     p = MAD(p, r, 0.5f);
     p = MAD(p * r, r, r) + 1.0f;
-    return p * u2f((uint32_t)((int32_t)n + 127) << 23);
+    return p * u2f((f2u(t) - f2u(NK_EXP_MAGIC) + 127u) << 23);
+}
+
+static inline float nk_expf(float x) {
+    return (x >= NK_EXP_LO && x <= NK_EXP_HI) ? nk_exp_pos(x) : nk_expf_wide(x);
 }
 
 /* tanh(x): odd Taylor series up to x^13 for |x| < 0.25 (truncation < 1e-10 relative), else
@@ -146,7 +160,7 @@ static inline float nk_tanhf(float x) {
     q = MAD(q, z, -3.3333334e-1f);
     float small = MAD(x * z, q, x);
     float a2 = 2.0f * a;
-    float e = nk_exp_pos(a2 < 88.0f ? a2 : 88.0f); /* exp(88) ~ 1.6e38: tanh is 1 long before */
+    float e = nk_exp_pos(a2 < NK_EXP_HI ? a2 : NK_EXP_HI); /* exp(88) ~ 1.6e38: tanh is 1 long before */
     float big = 1.0f - 2.0f / (e + 1.0f);
     /* numpy's float32 tanh (the reference) stays at 1 - 2^-24 below |x| = 10 and is 1 from there:
      * do the same, so 1 + tanh(x) never cancels to 0 where the reference's does not (1 ulp) */
@@ -158,7 +172,7 @@ static inline float nk_tanhf(float x) {
 
 /* The same two functions on 8 lanes (GCC vector extensions): the same operations in the same
  * order (fused multiply-adds where the scalar code has them), so the same results, lane by lane. */
-static inline vf vexp(vf x) {
+static inline vf vexp_wide(vf x) {
     const vf hi = vbc(88.7228394f), lo = vbc(-103.972084f);
     vf xc = vsel(x > hi, hi, vsel(x < lo, lo, x));
     vf n = (xc * vbc(1.44269502f) + vbc(12582912.0f)) - vbc(12582912.0f);
@@ -181,9 +195,10 @@ static inline vf vexp(vf x) {
 }
 
 static inline vf vexp_pos(vf x) {
-    vf n = (x * vbc(1.44269502f) + vbc(12582912.0f)) - vbc(12582912.0f);
-    vf r = x - n * vbc(0.693145752f);
-    r = r - n * vbc(1.42860677e-6f);
+    vf t = VMAD(x, vbc(1.44269502f), vbc(NK_EXP_MAGIC));
+    vf n = t - vbc(NK_EXP_MAGIC);
+    vf r = VMAD(n, vbc(-0.693145752f), x);
+    r = VMAD(n, vbc(-1.42860677e-6f), r);
     vf p = vbc(1.98412701e-4f);
     p = VMAD(p, r, vbc(1.38888892e-3f));
     p = VMAD(p, r, vbc(8.33333377e-3f));
@@ -191,8 +206,26 @@ static inline vf vexp_pos(vf x) {
     p = VMAD(p, r, vbc(1.66666672e-1f));
     p = VMAD(p, r, vbc(0.5f));
     p = VMAD(p * r, r, r) + vbc(1.0f);
-    vi ni = __builtin_convertvector(n, vi);
-    return p * (vf)((vu)(ni + 127) << 23);
+    return p * (vf)(((vu)t - (vu)vbc(NK_EXP_MAGIC) + 127u) << 23);
+}
+
+/* 1 when every lane of the mask is set */
+static inline int vall(vi m) {
+#if NK_VL == 16
+    return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) == 0xFFFF;
+#elif defined(__AVX__)
+    return _mm256_movemask_ps((__m256)m) == 0xFF;
+#else
+    int all = 1;
+    for (int i = 0; i < NK_VL; i++) all &= m[i] != 0;
+    return all;
+#endif
+}
+
+static inline vf vexp(vf x) {
+    vi in = (x >= vbc(NK_EXP_LO)) & (x <= vbc(NK_EXP_HI)); /* NaN: out */
+    vf y = vexp_pos(x);
+    return vall(in) ? y : vsel(in, y, vexp_wide(x));
 }
 
 static inline vf vabs(vf x) { return (vf)((vu)x & (vu)vbc(u2f(0x7fffffffu))); }
@@ -208,7 +241,7 @@ static inline vf vtanh(vf x) {
     q = VMAD(q, z, vbc(-3.3333334e-1f));
     vf small = VMAD(x * z, q, x);
     vf a2 = vbc(2.0f) * a;
-    vf e = vexp_pos(vsel(a2 < vbc(88.0f), a2, vbc(88.0f)));
+    vf e = vexp_pos(vsel(a2 < vbc(NK_EXP_HI), a2, vbc(NK_EXP_HI)));
     vf big = vbc(1.0f) - vbc(2.0f) / (e + vbc(1.0f));
     big = vsel(a < vbc(10.0f), vsel(big < vbc(0.99999994f), big, vbc(0.99999994f)), vbc(1.0f));
     vf y = vsel(a < vbc(0.25f), vabs(small), big);
@@ -240,24 +273,6 @@ static void binary(int op, const float *a, int sa, const float *b, int sb,
     }
 }
 
-static void unary(int op, const float *a, float *o, ptrdiff_t n, float lo, float hi) {
-    switch (op) {
-    case OP_EXP: for (ptrdiff_t i = 0; i < n; ++i) o[i] = nk_expf(a[i]); break;
-    case OP_TANH: for (ptrdiff_t i = 0; i < n; ++i) o[i] = nk_tanhf(a[i]); break;
-    case OP_SIGMOID: /* the reference's 1 / (1 + exp(-x)) */
-        for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / (nk_expf(-a[i]) + 1.0f);
-        break;
-    case OP_ABS: for (ptrdiff_t i = 0; i < n; ++i) o[i] = fabsf(a[i]); break;
-    case OP_NEG: for (ptrdiff_t i = 0; i < n; ++i) o[i] = -a[i]; break;
-    case OP_RECIP: for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / a[i]; break;
-    case OP_RSQRT: for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / sqrtf(a[i]); break;
-    case OP_CLAMP: /* min(max(x, lo), hi); NaN propagates */
-        for (ptrdiff_t i = 0; i < n; ++i) { float x = a[i]; float y = x < lo ? lo : x; y = y > hi ? hi : y; o[i] = x != x ? x : y; }
-        break;
-    case OP_COPY: if (o != a) memmove(o, a, (size_t)n * sizeof(float)); break;
-    default: break;
-    }
-}
 
 /* An operand as seen by one block of R rows: V = R*C contiguous values (a row block), H = C values
  * shared by every row (a channel vector), S = R values (one per row), K = one value. */
@@ -311,6 +326,26 @@ static inline float sstep(int op, float t, float x, float lo, float hi) {
 
 static inline vf vld(const float *p) { vf v; memcpy(&v, p, sizeof v); return v; }
 static inline void vst(float *p, vf v) { memcpy(p, &v, sizeof v); }
+
+static void unary(int op, const float *a, float *o, ptrdiff_t n, float lo, float hi) {
+    switch (op) {
+    case OP_EXP: case OP_TANH: case OP_SIGMOID: { /* the vector steps, then the scalar tail */
+        ptrdiff_t i = 0;
+        for (; i + NK_VL <= n; i += NK_VL) vst(o + i, vstep(op, vld(a + i), vbc(0.0f), lo, hi));
+        for (; i < n; ++i) o[i] = sstep(op, a[i], 0.0f, lo, hi);
+        break;
+    }
+    case OP_ABS: for (ptrdiff_t i = 0; i < n; ++i) o[i] = fabsf(a[i]); break;
+    case OP_NEG: for (ptrdiff_t i = 0; i < n; ++i) o[i] = -a[i]; break;
+    case OP_RECIP: for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / a[i]; break;
+    case OP_RSQRT: for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / sqrtf(a[i]); break;
+    case OP_CLAMP: /* min(max(x, lo), hi); NaN propagates */
+        for (ptrdiff_t i = 0; i < n; ++i) { float x = a[i]; float y = x < lo ? lo : x; y = y > hi ? hi : y; o[i] = x != x ? x : y; }
+        break;
+    case OP_COPY: if (o != a) memmove(o, a, (size_t)n * sizeof(float)); break;
+    default: break;
+    }
+}
 
 /* One row of C values: a -> o through the steps (operand pointers already at this row). Four
  * vectors (32 values) stay in registers through all the steps; the operation is chosen once per
