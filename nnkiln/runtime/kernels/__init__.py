@@ -176,7 +176,9 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
 # pass over the block instead of one per op). Hazards: a task joins a group only if every buffer it
 # reads is either untouched by the group or exactly a value the group computed with the same geometry
 # (then it is read from the register), and every buffer it writes is either disjoint from what the
-# group read or exactly a region read row by row (in place). Multi-executor runs group only tasks
+# group read or exactly a region read row by row (in place), and disjoint from the values the group
+# computed unless nothing reads such a value's bytes afterwards (softmax's row sums planned over its
+# scaled input: the register is dropped, never stored). Multi-executor runs group only tasks
 # with no barrier between them. Numerics: the same float32 operations in the same order as the
 # reference kernels (row sums in numpy's pairwise order: identical); exp/tanh/sigmoid are the C
 # file's own float32 functions (within a few ulp of numpy's, not bit-identical).
@@ -406,7 +408,8 @@ def _split_gemm(task: TaskDesc, buffers: Sequence[BufferDesc],
     return run, (rows, c, steps)
 
 
-def _try_add(g: _Group, ti: int, prog: list[tuple], buffers: Sequence[BufferDesc]) -> bool:
+def _try_add(g: _Group, ti: int, prog: list[tuple], buffers: Sequence[BufferDesc],
+             tasks: Sequence[TaskDesc] = (), single_queue: bool = False) -> bool:
     """Append task ``ti``'s program to ``g`` if hazard-free (see the section comment); else leave ``g`` unchanged."""
     new_ins: list[Ins] = []
     new_vector: dict[int, bool] = {}
@@ -466,9 +469,18 @@ def _try_add(g: _Group, ti: int, prog: list[tuple], buffers: Sequence[BufferDesc
     for r, m in new_reads:  # writing what the group read: only row by row, in place
         if _overlap(r, wr) and not (r == wr and m in ((_ROWV,) if scalar else (_FULL,))):
             return False
+    clobbered = []
     for w in g.values:
         if _overlap(w, wr) and w != wr:
+            # the plan put this task's result over a value the group computed: fine when nothing reads that value's
+            # bytes after this task (with one queue, ``_live_after``): its register is then dropped, never stored
+            rest = [(w[0], w[1], lo, hi - lo) for lo, hi in ((w[2], wr[2]), (wr[2] + wr[3], w[2] + w[3])) if hi > lo]
+            if tasks and single_queue and not any(_live_after(r, ti, tasks, buffers, True) for r in rest):
+                clobbered.append(w)
+                continue
             return False
+    for w in clobbered:
+        del g.values[w]
     g.ins.extend(new_ins)
     g.vector.update(new_vector)
     g.args, g.reads, g.nregs = new_args, new_reads, nregs
@@ -817,10 +829,10 @@ def row_groups(tasks: Sequence[TaskDesc], queue: Sequence[int], buffers: Sequenc
         rows, c, prog = tp
         joinable = g is not None and (g.rows, g.c) == (rows, c) and (single_queue or (
             not t.waits and not tasks[g.tasks[-1]].updates))
-        if not (joinable and _try_add(g, ti, prog, buffers)):  # type: ignore[arg-type]
+        if not (joinable and _try_add(g, ti, prog, buffers, tasks, single_queue)):  # type: ignore[arg-type]
             flush()
             g = _Group(rows, c)
-            if not _try_add(g, ti, prog, buffers):
+            if not _try_add(g, ti, prog, buffers, tasks, single_queue):
                 g = None
                 out.append(ti)
                 continue

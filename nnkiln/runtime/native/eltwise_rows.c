@@ -429,12 +429,25 @@ static float reduce(int op, const float *a, ptrdiff_t n) {
     if (n >= 8) {
         v8f m;
         memcpy(&m, a, sizeof m);
-        for (i = 8; i + 8 <= n; i += 8) {
+        i = 8;
+#define NK_TAKE(m, x) { v8i take_ = (is_max ? ((x) > (m)) : ((x) < (m))) | ((x) != (x)); \
+                        m = (v8f)(((v8i)(x) & take_) | ((v8i)(m) & ~take_)); }
+        if (n >= 32) { /* four independent lanes of 8 (the order of a max does not change its value) */
+            v8f m1, m2, m3, x0, x1, x2, x3;
+            memcpy(&m1, a + 8, sizeof m1); memcpy(&m2, a + 16, sizeof m2); memcpy(&m3, a + 24, sizeof m3);
+            for (i = 32; i + 32 <= n; i += 32) {
+                memcpy(&x0, a + i, sizeof x0); memcpy(&x1, a + i + 8, sizeof x1);
+                memcpy(&x2, a + i + 16, sizeof x2); memcpy(&x3, a + i + 24, sizeof x3);
+                NK_TAKE(m, x0) NK_TAKE(m1, x1) NK_TAKE(m2, x2) NK_TAKE(m3, x3)
+            }
+            NK_TAKE(m, m1) NK_TAKE(m2, m3) NK_TAKE(m, m2)
+        }
+        for (; i + 8 <= n; i += 8) {
             v8f x;
             memcpy(&x, a + i, sizeof x);
-            v8i take = (is_max ? (x > m) : (x < m)) | (x != x);
-            m = (v8f)(((v8i)x & take) | ((v8i)m & ~take));
+            NK_TAKE(m, x)
         }
+#undef NK_TAKE
         float lanes[8];
         memcpy(lanes, &m, sizeof lanes);
         r = lanes[0];

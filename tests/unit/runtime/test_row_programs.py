@@ -455,3 +455,43 @@ def test_transpose_folded_into_matmul(path, clobber) -> None:  # noqa: ANN001
     _close(got, np.matmul(np.abs(q).transpose(1, 0, 2), k))
     folded = not any(exe.blob.tasks[i].kernel == "tosa.transpose" for _, i, _, _ in exe._units[0])
     assert folded == (not clobber)
+
+
+@pytest.mark.parametrize("read_later", [False, True])
+def test_result_planned_over_a_computed_value(path: str, read_later: bool) -> None:  # noqa: ARG001
+    """Softmax as the importers lower it, with the plan of a real compile: the row sums land over the scaled
+    input, which the group computed and which is dead by then. The group keeps going (the scaled input's register
+    is dropped, never stored); when a later task still reads the scaled input's other bytes, it stops there."""
+    rows, c = 64, 32
+    x = (RNG.standard_normal((rows, c, 1)) * 4).astype(np.float32)
+    b = BlobBuilder()
+    xi = b.add_io("x", F, x.shape, output=False)
+    out = b.add_io("y", F, x.shape, output=True)
+    s = b.add_const(np.array([[[0.125]]], np.float32), F)
+    scaled = b.add_arena(F, x.shape, 0)
+    mx = b.add_arena(F, (rows, 1, 1), rows * c * 4)
+    e = b.add_arena(F, x.shape, rows * c * 4 + 4096)
+    sums = b.add_arena(F, (rows, 1, 1), 0)  # over the scaled input's first bytes
+    b.add_task("tosa.mul", [xi, s], [scaled], attrs={"shift": 0})
+    b.add_task("tosa.reduce_max", [scaled], [mx], attrs={"axis": 1})
+    b.add_task("tosa.sub", [scaled, mx], [e], post_ops=[{"kernel": "tosa.exp", "attrs": {}}])
+    b.add_task("tosa.reduce_sum", [e], [sums], attrs={"axis": 1},
+               post_ops=[{"kernel": "tosa.reciprocal", "attrs": {}}])
+    b.add_task("tosa.mul", [e, sums], [out], attrs={"shift": 0})
+    tail = None
+    if read_later:  # the scaled input's last row, after the sums took its first bytes
+        last = b.add_arena(F, (1, c, 1), (rows - 1) * c * 4)
+        tail = b.add_io("tail", F, (1, c, 1), output=True)
+        b.add_task("tosa.abs", [last], [tail])
+    exe = load_blob(encode(b.finish()))
+    got = exe.run({"x": x})
+    sc = _ref("tosa.mul", [x, np.float32([[[0.125]]])], {"shift": 0})
+    ex = _ref("tosa.exp", [_ref("tosa.sub", [sc, _ref("tosa.reduce_max", [sc], {"axis": 1})])])
+    _close(got["y"], _ref("tosa.mul", [ex, _ref("tosa.reciprocal", [_ref("tosa.reduce_sum", [ex], {"axis": 1})])],
+                          {"shift": 0}))
+    if read_later:
+        _close(got["tail"], np.abs(sc[-1:]))
+    if path == "native":
+        groups = [g.tasks for q in exe._units for u, _, _, _ in q
+                  for g in (u.units if isinstance(u, Chain) else [u]) if isinstance(g, kmod.RowGroup)]
+        assert groups[0] == ([0, 1, 2] if read_later else [0, 1, 2, 3, 4]), groups
