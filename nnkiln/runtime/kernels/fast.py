@@ -421,6 +421,9 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
 
         return NativeFn(swapped, bind)
 
+    lib = conv.native_lib("conv") if np.dtype(ib[0].dtype).itemsize == 4 and 1 < len(xs) <= 8 else None
+    if lib is not None and perms[-1] == len(xs) - 1 and xs[-1] >= _PERMUTE_MIN_ROW:
+        return _permuted_rows(lib, xs, perms)
     last = ob[0].shape[-1] if ob[0].shape else 0
     if 1 < last <= _NARROW_LAST and perms[-1] != len(xs) - 1:
         # (Without the C transpose, or for other permutations.) A narrow innermost output axis taken from an
@@ -440,6 +443,37 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
     return run
 
 
+def _permuted_rows(lib: Any, xs: tuple[int, ...], perms: tuple[int, ...]) -> NativeFn:
+    """A permutation that keeps the last axis (attention's [N, H, heads, D] <-> [N, heads, H, D]) as ``nk_permute32``:
+    one memcpy per output row; bound into chains (numpy's copy when called alone on small tensors)."""
+    out_shape = tuple(xs[p] for p in perms)
+    strides = [math.prod(xs[k + 1:]) for k in range(len(xs))]
+    d = np.array(out_shape, np.int64)
+    s = np.array([strides[p] for p in perms], np.int64)
+    total = math.prod(xs)
+    small = total < _NATIVE_TRANSPOSE_MIN
+    nt = 0 if total >= _PARALLEL_TRANSPOSE_MIN else 1
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+        x, o = ins[0], outs[0]
+        if small or not (x.flags.c_contiguous and o.flags.c_contiguous):
+            np.copyto(o, x.transpose(perms))
+            return
+        lib.nk_permute32(x.ctypes.data, o.ctypes.data, len(xs), d.ctypes.data, s.ctypes.data,
+                         kernel_threads() if nt == 0 else 1)
+
+    def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> Bound | None:
+        x, o = ins[0], outs[0]
+        if not (x.flags.c_contiguous and o.flags.c_contiguous):
+            return None
+        args = slots(x.ctypes.data, o.ctypes.data, len(xs), d.ctypes.data, s.ctypes.data, nt)
+        return Bound([(address(lib.nk_permute32_b), args)], [d, s])
+
+    return NativeFn(run, bind)
+
+
+_PERMUTE_MIN_ROW = 16
+"""Shortest kept last axis for ``nk_permute32`` (shorter rows: numpy)."""
 _NARROW_LAST = 8
 _NATIVE_TRANSPOSE_MIN = 1 << 14
 """Elements from which a two-group transpose called alone runs in C (below it numpy's copy costs less than the

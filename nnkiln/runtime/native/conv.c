@@ -1452,6 +1452,57 @@ int nk_transpose32(const void *src, void *dst, long P, long A, long B, int nthre
     return 0;
 }
 
+/* Any permutation of 4-byte elements: dst (C-contiguous, dims d[0..nd-1]) = src read with element strides
+ * s[0..nd-1] (src's strides in the output's axis order), nd <= 8. Work items: runs of whole output rows (the
+ * last axis); a row whose source stride is 1 is one memcpy (the last axis kept: [N, H, heads, D] <-> [N, heads,
+ * H, D]), else an element loop. A copy: bit for bit. */
+typedef struct {
+    const uint32_t *src;
+    uint32_t *dst;
+    int nd;
+    const int64_t *d, *s;
+    long rows, per;
+} perm_job;
+
+static void perm_item(void *ctx, long it) {
+    const perm_job *j = (const perm_job *)ctx;
+    long r0 = it * j->per, r1 = r0 + j->per < j->rows ? r0 + j->per : j->rows;
+    int nd = j->nd;
+    long L = (long)j->d[nd - 1], sl = (long)j->s[nd - 1];
+    long idx[8];
+    long rem = r0;
+    ptrdiff_t off = 0;
+    for (int k = nd - 2; k >= 0; k--) {  /* the first row's index and source offset */
+        idx[k] = rem % j->d[k];
+        rem /= j->d[k];
+        off += (ptrdiff_t)idx[k] * j->s[k];
+    }
+    for (long r = r0; r < r1; r++) {
+        uint32_t *o = j->dst + (size_t)r * L;
+        const uint32_t *q = j->src + off;
+        if (sl == 1) memcpy(o, q, (size_t)L * 4);
+        else for (long e = 0; e < L; e++) o[e] = q[e * sl];
+        for (int k = nd - 2; k >= 0; k--) {  /* next row: odometer */
+            off += j->s[k];
+            if (++idx[k] < j->d[k]) break;
+            off -= (ptrdiff_t)j->d[k] * j->s[k];
+            idx[k] = 0;
+        }
+    }
+}
+
+int nk_permute32(const void *src, void *dst, int nd, const int64_t *d, const int64_t *s, int nthreads) {
+    if (nd < 1 || nd > 8) return -1;
+    long rows = 1;
+    for (int k = 0; k < nd - 1; k++) rows *= (long)d[k];
+    long L = (long)d[nd - 1];
+    long per = L >= 4096 ? 1 : 4096 / (L > 0 ? L : 1);
+    perm_job job = {(const uint32_t *)src, (uint32_t *)dst, nd, d, s, rows, per};
+    if (rows < 1 || L < 1) return 0;
+    nk_parallel(perm_item, &job, (rows + per - 1) / per, nthreads);
+    return 0;
+}
+
 /* -- bound calls ------------------------------------------------------------------------------------ */
 /* A run of kernels whose arguments are fixed once the executable's arrays are (kernels/bound.py): each
  * kernel's parameters as 64-bit slots in declaration order, called from one Python call instead of one
@@ -1486,6 +1537,10 @@ int nk_pool2d_f32_b(const int64_t *a, int nthreads) {
 int nk_bmm_f32_b(const int64_t *a, int nthreads) {
     return nk_bmm_f32(NK_P(0), (long)a[1], (long)a[2], NK_P(3), (long)a[4], (long)a[5], (long)a[6], NK_P(7), (int)a[8],
                       (int)a[9], (int)a[10], (int)a[11], NK_P(12), NK_T(13));
+}
+
+int nk_permute32_b(const int64_t *a, int nthreads) {
+    return nk_permute32(NK_P(0), NK_P(1), (int)a[2], NK_P(3), NK_P(4), NK_T(5));
 }
 
 int nk_transpose32_b(const int64_t *a, int nthreads) {

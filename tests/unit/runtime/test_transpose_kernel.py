@@ -39,6 +39,9 @@ def _run(x: np.ndarray, perms: tuple[int, ...]) -> np.ndarray:
     ((2, 3, 4, 5), (3, 1, 0, 2)),        # not a swap of two groups
     ((1, 3, 224, 224), (0, 2, 3, 1)),    # narrow innermost output axis: the C kernel's narrow rows for 4 bytes
     ((2, 5, 40, 41), (0, 2, 3, 1)),      # 5 columns
+    ((128, 4, 64), (1, 0, 2)),           # the last axis kept: nk_permute32 (a memcpy per row)
+    ((2, 6, 130, 16), (0, 2, 1, 3)),     # [N, heads, H, D] -> [N, H, heads, D], 99840 elements: threads
+    ((3, 2, 5, 7, 20), (4, 2, 0, 3, 1)), # any permutation of five axes (a row per element of the source stride)
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8, np.bool_])
 def test_transpose_equals_numpy(shape: tuple[int, ...], perms: tuple[int, ...], dtype: type) -> None:
@@ -65,6 +68,24 @@ def test_native_kernel_remainders_and_threads(threads: int) -> None:
         out = np.zeros((p, b, a), np.int32)
         assert lib.nk_transpose32(x.ctypes.data, out.ctypes.data, p, a, b, threads) == 0
         np.testing.assert_array_equal(out, x.transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_permute_kernel(threads: int) -> None:
+    lib = conv_mod.native_lib("conv")
+    if lib is None:
+        pytest.skip("no C compiler")
+    rng = np.random.default_rng(2)
+    for shape, perms in [((5, 3, 17), (1, 0, 2)), ((2, 3, 4, 1000), (2, 0, 1, 3)), ((7, 9), (1, 0)), ((64,), (0,)),
+                         ((2, 3, 5, 4, 3, 2), (5, 3, 1, 0, 2, 4))]:
+        x = rng.integers(-2**31, 2**31 - 1, shape, dtype=np.int64).astype(np.int32)
+        out_shape = tuple(shape[p] for p in perms)
+        strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+        d = np.array(out_shape, np.int64)
+        s = np.array([strides[p] for p in perms], np.int64)
+        out = np.zeros(out_shape, np.int32)
+        assert lib.nk_permute32(x.ctypes.data, out.ctypes.data, len(shape), d.ctypes.data, s.ctypes.data, threads) == 0
+        np.testing.assert_array_equal(out, x.transpose(perms))
 
 
 def test_swapped_groups() -> None:
