@@ -58,6 +58,9 @@ class Bound:
     scratch: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
     """(call, slot) of the scratch address, or (call, slot, offset in float32 elements) of an address inside it."""
     scratch_elems: int = 0
+    clean_failure: bool = False
+    """A failing call has written nothing, and the unit's own (Python) path reports the problem: the chain then runs
+    that unit and the rest of the chain unit by unit (GATHER with an index out of range)."""
     patches: list[tuple[Any, int, int, int]] = dataclasses.field(default_factory=list)
     """``(array, index, buffer, byte offset)``: ``array[index] = address of views[buffer] + offset`` on each run
     (graph input/output buffers, see the module docstring)."""
@@ -151,6 +154,7 @@ class Chain:
             calls += [(fn, args, u) for fn, args in b.calls]
             self._keep += b.keep
         self._patches = [p for b in bounds for p in b.patches]
+        self._clean = [b.clean_failure for b in bounds]
         self.n = len(calls)
         self._unit_of = [u for _, _, u in calls]
         self._args = [args for _, args, _ in calls]
@@ -163,7 +167,11 @@ class Chain:
             arr[k] = views[b].ctypes.data + off
         rc = self._run(self._fns, self._argp, self.n, kernel_threads())
         if rc:
-            raise MemoryError(f"native kernel of task {self.tasks[self._unit_of[rc - 1]]} failed (out of memory)")
+            u = self._unit_of[rc - 1]
+            if not (self._clean[u] and len(self.units) == len(self.tasks)):
+                raise MemoryError(f"native kernel of task {self.tasks[u]} failed (out of memory)")
+            for k in range(u, len(self.units)):  # that unit through its own path, which reports the problem
+                self.units[k](views)
 
 
 def _pointer_arrays(root: object) -> list[Any]:

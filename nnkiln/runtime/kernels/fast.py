@@ -38,7 +38,7 @@ from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels import conv, image, integer, quantized
-from nnkiln.runtime.kernels.bound import Bound, NativeFn, adapt, address, slots
+from nnkiln.runtime.kernels.bound import Bound, NativeFn, adapt, address, contiguous_f32, slots
 from nnkiln.runtime.kernels.gemm import current_plan, gemm
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
 from nnkiln.runtime.kernels.epilogue import block_of as epilogue_block_of
@@ -383,7 +383,20 @@ def _gather(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None
         for n in range(out.shape[0]):
             np.take(values[n], idx[n], axis=0, out=out[n])
 
-    return run
+    lib = conv.native_lib("conv")
+    if lib is None:
+        return run
+
+    def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> Bound | None:
+        """``nk_gather32``: the same row copies; an index outside [0, K) makes it fail, and the chain then runs
+        ``run`` (the reference reports it)."""
+        values, idx = ins
+        if not (contiguous_f32(values, outs[0]) and idx.dtype == np.int32 and idx.flags.c_contiguous):
+            return None
+        return Bound([(address(lib.nk_gather32_b), slots(values.ctypes.data, idx.ctypes.data, outs[0].ctypes.data,
+                                                         vs[0], k, vs[2], xs[1]))], clean_failure=True)
+
+    return NativeFn(run, bind)
 
 
 def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> PlainFn | None:

@@ -1503,6 +1503,19 @@ int nk_permute32(const void *src, void *dst, int nd, const int64_t *d, const int
     return 0;
 }
 
+/* GATHER (TOSA spec §2.11.1) of 4-byte values [N, K, C] by int32 indices [N, W] into [N, W, C]: a row copy per
+ * index. Returns 1 without writing anything when an index is outside [0, K) (the caller then lets the reference
+ * kernel report it), else 0. */
+int nk_gather32(const void *values, const int32_t *idx, void *out, long N, long K, long C, long W) {
+    for (long i = 0; i < N * W; i++)
+        if (idx[i] < 0 || idx[i] >= K) return 1;
+    for (long n = 0; n < N; n++)
+        for (long w = 0; w < W; w++)
+            memcpy((char *)out + ((size_t)(n * W + w) * C) * 4,
+                   (const char *)values + ((size_t)(n * K + idx[n * W + w]) * C) * 4, (size_t)C * 4);
+    return 0;
+}
+
 /* -- bound calls ------------------------------------------------------------------------------------ */
 /* A run of kernels whose arguments are fixed once the executable's arrays are (kernels/bound.py): each
  * kernel's parameters as 64-bit slots in declaration order, called from one Python call instead of one
@@ -1537,6 +1550,11 @@ int nk_pool2d_f32_b(const int64_t *a, int nthreads) {
 int nk_bmm_f32_b(const int64_t *a, int nthreads) {
     return nk_bmm_f32(NK_P(0), (long)a[1], (long)a[2], NK_P(3), (long)a[4], (long)a[5], (long)a[6], NK_P(7), (int)a[8],
                       (int)a[9], (int)a[10], (int)a[11], NK_P(12), NK_T(13));
+}
+
+int nk_gather32_b(const int64_t *a, int nthreads) {
+    (void)nthreads;
+    return nk_gather32(NK_P(0), NK_P(1), NK_P(2), (long)a[3], (long)a[4], (long)a[5], (long)a[6]);
 }
 
 int nk_permute32_b(const int64_t *a, int nthreads) {

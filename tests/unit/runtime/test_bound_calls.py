@@ -159,3 +159,24 @@ def test_saved_blob_runs_its_chain(tmp_path) -> None:  # noqa: ANN001
     if len(loaded._units) == 1:
         assert _chains(loaded)
     np.testing.assert_array_equal(loaded.run(x)["y"], exe.run(x)["y"])
+
+
+def test_gather_index_out_of_range_reported_from_a_chain(tmp_path) -> None:  # noqa: ANN001
+    """An embedding lookup then a softmax: the native GATHER is bound with the rows after it; an index outside
+    the table makes it fail before writing anything, and the chain runs that unit's own path, which reports the
+    spec's REQUIRE (not an out-of-memory error)."""
+    table = RNG.standard_normal((50, 24)).astype(np.float32)
+    nodes = [oh.make_node("Gather", ["table", "ids"], ["e"], axis=0), oh.make_node("Softmax", ["e"], ["y"], axis=-1)]
+    g = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("ids", onnx.TensorProto.INT32, [1, 7])],
+                      [oh.make_tensor_value_info("y", 1, [1, 7, 24])], [oh.make_tensor("table", 1, table.shape, table.ravel())])
+    path = str(tmp_path / "g.onnx")
+    onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]), path)
+    exe = nnkiln.compile(nnkiln.load(path), threads=1)
+    chains = _chains(exe)
+    assert chains and any(exe.blob.tasks[t].kernel == "tosa.gather" for t in chains[0].tasks)
+    ids = np.array([[0, 3, 49, 7, 7, 1, 20]], np.int32)
+    e = table[ids[0]]
+    expected = np.exp(e - e.max(-1, keepdims=True))
+    np.testing.assert_allclose(exe.run({"ids": ids})["y"][0], expected / expected.sum(-1, keepdims=True), rtol=1e-5)
+    with pytest.raises(nnkiln.NnkilnError, match="REQUIRE"):
+        exe.run({"ids": np.array([[0, 3, 50, 7, 7, 1, 20]], np.int32)})
