@@ -43,7 +43,7 @@ from nnkiln.backend.blob_format import Blob, BufferDesc, ConstantStore, IODesc, 
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
-from nnkiln.runtime.kernels.bound import chain_units
+from nnkiln.runtime.kernels.bound import Chain, chain_units
 from nnkiln.runtime.kernels.fused import ExpansionDepthwise, expansion_pairs
 from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
 from nnkiln.runtime.kernels.gemm import GemmPlan, plan_for, planning
@@ -160,6 +160,7 @@ class Executable:
                 queues.setdefault((t.executor, t.executor_index), []).append(i)
             self._queues = list(queues.values())
             self._units = self._plan_units()
+        self._native_only = all(isinstance(u[0], Chain) for q in self._units for u in q)
         return gemm_plan
 
     # -- files ------------------------------------------------------------------------------------
@@ -286,7 +287,7 @@ class Executable:
         if len(self._queues) <= 1:
             i = 0
             try:
-                with thread_budget(self.threads):
+                with thread_budget(self.threads, blas=not self._native_only):
                     for fn, i, _, _ in (self._units[0] if self._units else ()):
                         fn(views)
             except NnkilnError:
