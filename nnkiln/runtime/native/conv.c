@@ -1516,6 +1516,44 @@ int nk_gather32(const void *values, const int32_t *idx, void *out, long N, long 
     return 0;
 }
 
+/* The int32 / bool elementwise ops of index arithmetic (kernels/integer.py has their semantics: the reference
+ * kernels'), over n elements; each operand is either n elements (step 1) or one (step 0). op: 0 ADD, 1 SUB (both
+ * return 1 without writing when a result does not fit int32: the caller reports the spec's REQUIRE), 2 MUL (the
+ * product's low 32 bits), 3 MAXIMUM, 4 MINIMUM, 5 GREATER, 6 GREATER_EQUAL, 7 EQUAL (1-byte bool results),
+ * 8 SELECT (a: 1-byte bool condition; b, c and the result: ``width``-byte values). */
+int nk_int_ew(int op, const void *a, long sa, const void *b, long sb, const void *c, long sc, void *out, long n,
+              int width) {
+    const int32_t *x = (const int32_t *)a, *y = (const int32_t *)b;
+    if (op <= 1) {
+        for (long i = 0; i < n; i++) {
+            int64_t r = op == 0 ? (int64_t)x[i * sa] + y[i * sb] : (int64_t)x[i * sa] - y[i * sb];
+            if (r < INT32_MIN || r > INT32_MAX) return 1;
+        }
+    }
+    int32_t *o = (int32_t *)out;
+    uint8_t *ob = (uint8_t *)out;
+    switch (op) {
+    case 0: for (long i = 0; i < n; i++) o[i] = (int32_t)((int64_t)x[i * sa] + y[i * sb]); break;
+    case 1: for (long i = 0; i < n; i++) o[i] = (int32_t)((int64_t)x[i * sa] - y[i * sb]); break;
+    case 2: for (long i = 0; i < n; i++) o[i] = (int32_t)((uint32_t)x[i * sa] * (uint32_t)y[i * sb]); break;
+    case 3: for (long i = 0; i < n; i++) o[i] = x[i * sa] > y[i * sb] ? x[i * sa] : y[i * sb]; break;
+    case 4: for (long i = 0; i < n; i++) o[i] = x[i * sa] < y[i * sb] ? x[i * sa] : y[i * sb]; break;
+    case 5: for (long i = 0; i < n; i++) ob[i] = x[i * sa] > y[i * sb]; break;
+    case 6: for (long i = 0; i < n; i++) ob[i] = x[i * sa] >= y[i * sb]; break;
+    case 7: for (long i = 0; i < n; i++) ob[i] = x[i * sa] == y[i * sb]; break;
+    case 8: {
+        const uint8_t *cond = (const uint8_t *)a;
+        const char *bb = (const char *)b, *cc = (const char *)c;
+        for (long i = 0; i < n; i++)
+            memcpy((char *)out + (size_t)i * width, cond[i * sa] ? bb + (size_t)(i * sb) * width : cc + (size_t)(i * sc) * width,
+                   (size_t)width);
+        break;
+    }
+    default: return -1;
+    }
+    return 0;
+}
+
 /* -- bound calls ------------------------------------------------------------------------------------ */
 /* A run of kernels whose arguments are fixed once the executable's arrays are (kernels/bound.py): each
  * kernel's parameters as 64-bit slots in declaration order, called from one Python call instead of one
@@ -1550,6 +1588,12 @@ int nk_pool2d_f32_b(const int64_t *a, int nthreads) {
 int nk_bmm_f32_b(const int64_t *a, int nthreads) {
     return nk_bmm_f32(NK_P(0), (long)a[1], (long)a[2], NK_P(3), (long)a[4], (long)a[5], (long)a[6], NK_P(7), (int)a[8],
                       (int)a[9], (int)a[10], (int)a[11], NK_P(12), NK_T(13));
+}
+
+int nk_int_ew_b(const int64_t *a, int nthreads) {
+    (void)nthreads;
+    return nk_int_ew((int)a[0], NK_P(1), (long)a[2], NK_P(3), (long)a[4], NK_P(5), (long)a[6], NK_P(7), (long)a[8],
+                     (int)a[9]);
 }
 
 int nk_gather32_b(const int64_t *a, int nthreads) {

@@ -96,3 +96,55 @@ def test_other_cases_stay_on_the_reference() -> None:
     assert integer.build("tosa.add", {}, [_desc(I32, (4,)), _desc(I32, (3,))], [_desc(I32, (4,))]) is None
     assert integer.build("tosa.intdiv", {}, [_desc(I32, (4,))] * 2, [_desc(I32, (4,))]) is None
     assert integer.build("tosa.select", {}, [_desc(I32, (4,))] * 3, [_desc(I32, (4,))]) is None
+
+
+def _bound(name: str, kinds: list[Kind], out: Kind, data: list[np.ndarray], attrs: dict | None = None
+           ) -> tuple[int, np.ndarray]:
+    """Run the kernel's bound form (``nk_int_ew``) alone: (return code, result)."""
+    import ctypes
+
+    from nnkiln.runtime.kernels.conv import native_lib
+
+    out_shape = np.broadcast_shapes(*(d.shape for d in data))
+    fn = fast.build(name, attrs or {}, [_desc(k, d.shape) for k, d in zip(kinds, data)], [_desc(out, out_shape)],
+                    [None] * len(kinds))
+    got = np.zeros(out_shape, _NP[out])
+    b = fn.bind(data, [got], [])
+    assert b is not None
+    (addr, args), = b.calls
+    call = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int)(addr)
+    assert native_lib("conv") is not None
+    return call(args.ctypes.data, 1), got
+
+
+@pytest.mark.parametrize("name", ["tosa.add", "tosa.sub", "tosa.mul", "tosa.maximum", "tosa.minimum", "tosa.greater",
+                                  "tosa.greater_equal", "tosa.equal", "tosa.select"])
+@pytest.mark.parametrize("scalar", [None, 0, 1])
+def test_native_form_equals_the_reference(name: str, scalar: int | None) -> None:
+    """``nk_int_ew`` (what chains run) bit for bit as the reference; an operand may be one element (step 0)."""
+    from nnkiln.runtime.kernels.conv import native_lib
+
+    if native_lib("conv") is None:
+        pytest.skip("native library unavailable")
+    select = name == "tosa.select"
+    kinds = [BOOL, I32, I32] if select else [I32, I32]
+    shapes = [(2, 65)] * len(kinds)
+    if scalar is not None:
+        shapes[scalar + int(select)] = (1, 1)
+    data = [_data(k, s, big=name == "tosa.mul") for k, s in zip(kinds, shapes)]
+    out = BOOL if name in ("tosa.greater", "tosa.greater_equal", "tosa.equal") else I32
+    rc, got = _bound(name, kinds, out, data, {"shift": 0} if name == "tosa.mul" else None)
+    want = call_reference(name, data, {"shift": 0} if name == "tosa.mul" else {}, kinds, [out], [np.dtype(_NP[out])],
+                          [got.shape])[0]
+    assert rc == 0
+    np.testing.assert_array_equal(got, want)
+
+
+def test_native_form_fails_cleanly_on_overflow() -> None:
+    from nnkiln.runtime.kernels.conv import native_lib
+
+    if native_lib("conv") is None:
+        pytest.skip("native library unavailable")
+    a = np.array([[1, 2, (1 << 31) - 1]], np.int32)
+    rc, got = _bound("tosa.add", [I32, I32], I32, [a, np.ones((1, 1), np.int32)])
+    assert rc == 1 and not got.any()  # nothing written: the chain runs the unit's own path, which reports it
