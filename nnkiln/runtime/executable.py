@@ -44,7 +44,7 @@ from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
 from nnkiln.runtime.kernels.bound import Chain, chain_units
-from nnkiln.runtime.kernels.fused import ExpansionDepthwise, expansion_pairs
+from nnkiln.runtime.kernels.fused import ExpansionDepthwise, TransposedInputConv, expansion_pairs, input_transposes
 from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
 from nnkiln.runtime.kernels.gemm import GemmPlan, plan_for, planning
 
@@ -241,9 +241,10 @@ class Executable:
                 parts = list(q)
             if single:
                 parts = expansion_pairs(parts, tasks, self.blob.buffers, self._static)
+                parts = input_transposes(parts, tasks, self.blob.buffers, self._fns)
             us: list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]] = []
             for part in parts:
-                if isinstance(part, (RowGroup, ExpansionDepthwise)):
+                if isinstance(part, (RowGroup, ExpansionDepthwise, TransposedInputConv)):
                     ts = part.tasks
                     us.append((part, ts[0], tasks[ts[0]].waits, tuple(u for t in ts for u in tasks[t].updates)))
                 elif isinstance(part, tuple):  # a GEMM whose post-ops run in the next group (one queue)

@@ -145,6 +145,7 @@ _SIGNATURES: dict[str, dict[str, tuple[list[Any], Any]]] = {
                                    _I, _P, _P, _P, _I], _I),
              "nk_pool2d_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I, _I, _I, _I, _I, _I], _I),
              "nk_pad_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I], _I),
+             "nk_pad_nchw_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I], _I),
              "nk_transpose32": ([_P, _P, ctypes.c_long, ctypes.c_long, ctypes.c_long, _I], _I),
              "nk_permute32": ([_P, _P, _I, _P, _P, _I], _I),
              "nk_gather32": ([_P, _P, _P, _L, _L, _L, _L], _I),

@@ -191,4 +191,69 @@ def expansion_pairs(parts: list[Any], tasks: Sequence[TaskDesc], buffers: Sequen
     return out
 
 
-__all__ = ["MIN_BYTES", "ExpansionDepthwise", "expansion_pairs"]
+class TransposedInputConv:
+    """Tasks ``i`` (TRANSPOSE NCHW -> NHWC, float32) and ``i + 1`` (a zero-padded CONV2D, the only reader of its
+    result): bound, the convolution's padded copy of its input is made from the NCHW tensor directly
+    (``nk_pad_nchw_f32``: one pass instead of the transpose and the copy; the same values). A network's NCHW input
+    and its stem convolution: MobileNetV2's 224x224x3 took 73 + 72 us for the two passes in the network, at 1
+    thread. Unbound (or when the convolution does not run as the padded C kernel), the two tasks run as they are."""
+
+    def __init__(self, i: int, tasks: Sequence[TaskDesc], fns: Sequence[Any]):
+        self.tasks = [i, i + 1]
+        self.src = tasks[i].ins[0]
+        self.first, self.conv = fns[i], fns[i + 1]
+        self.lib = native_lib("conv")
+
+    def __call__(self, views: Sequence[np.ndarray]) -> None:
+        self.first(views)
+        self.conv(views)
+
+    def bind(self, views: Sequence[np.ndarray | None]) -> Bound | None:
+        src = views[self.src]
+        conv_bind = getattr(self.conv, "bind", None)
+        if src is None or conv_bind is None or not contiguous_f32(src):
+            return None
+        b = conv_bind(views)
+        if b is None or not b.calls or b.calls[0][0] != address(self.lib.nk_pad_f32_b):
+            return None
+        args = b.calls[0][1].copy()
+        args[0] = src.ctypes.data
+        b.calls[0] = (address(self.lib.nk_pad_nchw_f32_b), args)
+        return b
+
+
+def _transposed_input(t: TaskDesc, c: TaskDesc, i: int, tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc]
+                      ) -> bool:
+    if t.kernel != "tosa.transpose" or c.kernel != "tosa.conv2d" or len(t.ins) != 1 or len(t.outs) != 1:
+        return False
+    if tuple(t.args.get("attrs", {}).get("perms", ())) != (0, 2, 3, 1) or t.args.get("post_ops") or not c.ins:
+        return False
+    x, o = buffers[t.ins[0]], buffers[t.outs[0]]
+    if c.ins[0] != t.outs[0] or x.kind is not Kind.F32 or o.kind is not Kind.F32 or o.memory is not Memory.ARENA:
+        return False
+    if not any(c.args.get("attrs", {}).get("pad", ())) or _overlap(_region(x), _region(o)):
+        return False
+    return not _live_after(_region(o), i + 1, tasks, buffers, True)
+
+
+def input_transposes(parts: list[Any], tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc], fns: Sequence[Any]
+                     ) -> list[Any]:
+    """One queue's parts of a single-queue run with each NCHW -> NHWC transpose that only feeds the next task, a
+    zero-padded convolution, paired with it (``TransposedInputConv``)."""
+    if native_lib("conv") is None:
+        return parts
+    out: list[Any] = []
+    k = 0
+    while k < len(parts):
+        p = parts[k]
+        if isinstance(p, int) and k + 1 < len(parts) and parts[k + 1] == p + 1 \
+                and _transposed_input(tasks[p], tasks[p + 1], p, tasks, buffers):
+            out.append(TransposedInputConv(p, tasks, fns))
+            k += 2
+            continue
+        out.append(p)
+        k += 1
+    return out
+
+
+__all__ = ["MIN_BYTES", "ExpansionDepthwise", "TransposedInputConv", "expansion_pairs", "input_transposes"]

@@ -1358,6 +1358,39 @@ int nk_pad_f32(const float *x, int N, int IH, int IW, int C, float *xp, int pt, 
     return 0;
 }
 
+/* The same padded NHWC copy from an NCHW x [N, C, IH, IW] (a network's NCHW input transposed on the way, one
+ * pass instead of a transpose and a copy: kernels/fused.py). */
+static void pad_nchw_item(void *ctx, long r) {
+    const pad_job *j = (const pad_job *)ctx;
+    long n = r / j->Hp;
+    int py = (int)(r % j->Hp), iy = py - j->pt;
+    size_t C = (size_t)j->C;
+    float *dst = j->xp + (size_t)r * j->Wp * C;
+    if (iy < 0 || iy >= j->IH) {
+        memset(dst, 0, sizeof(float) * (size_t)j->Wp * C);
+        return;
+    }
+    size_t left = (size_t)j->pl * C, mid = (size_t)j->IW * C, plane = (size_t)j->IH * j->IW;
+    memset(dst, 0, sizeof(float) * left);
+    const float *src = j->x + (size_t)n * C * plane + (size_t)iy * j->IW;
+    float *o = dst + left;
+    if (C == 3) {
+        const float *s0 = src, *s1 = src + plane, *s2 = src + 2 * plane;
+        for (int x = 0; x < j->IW; x++) { o[3 * x] = s0[x]; o[3 * x + 1] = s1[x]; o[3 * x + 2] = s2[x]; }
+    } else {
+        for (int x = 0; x < j->IW; x++)
+            for (size_t c = 0; c < C; c++) o[(size_t)x * C + c] = src[c * plane + x];
+    }
+    memset(dst + left + mid, 0, sizeof(float) * ((size_t)j->Wp * C - left - mid));
+}
+
+int nk_pad_nchw_f32(const float *x, int N, int IH, int IW, int C, float *xp, int pt, int pb, int pl, int pr,
+                    int nthreads) {
+    pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr};
+    nk_parallel(pad_nchw_item, &job, (long)N * job.Hp, nthreads);
+    return 0;
+}
+
 /* -- TRANSPOSE ----------------------------------------------------------------------------------------- */
 
 /* TRANSPOSE (spec §2.10.7) of 4-byte elements when the permutation swaps two groups of axes: src
@@ -1572,6 +1605,11 @@ int nk_conv_f32_b(const int64_t *a, int nthreads) {
 int nk_pad_f32_b(const int64_t *a, int nthreads) {
     return nk_pad_f32(NK_P(0), (int)a[1], (int)a[2], (int)a[3], (int)a[4], NK_P(5), (int)a[6], (int)a[7], (int)a[8],
                       (int)a[9], NK_T(10));
+}
+
+int nk_pad_nchw_f32_b(const int64_t *a, int nthreads) {
+    return nk_pad_nchw_f32(NK_P(0), (int)a[1], (int)a[2], (int)a[3], (int)a[4], NK_P(5), (int)a[6], (int)a[7], (int)a[8],
+                           (int)a[9], NK_T(10));
 }
 
 int nk_depthwise_f32_b(const int64_t *a, int nthreads) {

@@ -1,4 +1,5 @@
-"""A 1x1 CONV2D whose result only a DEPTHWISE_CONV2D reads, run fused (``kernels.fused``, ``nk_pwdw_f32``).
+"""Runtime-fused task pairs (``kernels.fused``): a 1x1 CONV2D whose result only a DEPTHWISE_CONV2D reads
+(``nk_pwdw_f32``), and an NCHW -> NHWC TRANSPOSE feeding a zero-padded CONV2D (``nk_pad_nchw_f32``).
 
 Expected values: the same executable with the fusion disabled (the two kernels one after the other: the fused
 kernel computes every value with the same operations, so results are bit-identical) and the reference
@@ -6,7 +7,9 @@ interpreter (the spec's pseudocode; the convolutions' sums in another order, so 
 magnitude). Covered: strides 1 and 2, 3x3 and 5x5 windows, paddings, channel counts that are not multiples of
 the 16-channel panels, batch 2, 1-3 threads (an image split between threads computes the rows at the boundary
 twice), with and without clamps; the copy aside of an input the plan overlapped with the output, and the path
-without it; the cases that must stay unfused.
+without it; the cases that must stay unfused. The transposed input: channel counts 1, 3 (the special case), 4 and 17, batch
+2, strides and asymmetric padding, threads 1 and 2; a transposed input read again later, or an unpadded
+convolution, stays apart.
 """
 
 from __future__ import annotations
@@ -153,3 +156,85 @@ def test_left_apart(variant: str, tmp_path, monkeypatch: pytest.MonkeyPatch) -> 
         assert not _fused_units(exe)
         return
     assert not _check(nnkiln.load(path), inputs, 1, monkeypatch)
+
+
+def _conv_onnx(path: str, n: int, c: int, h: int, w: int, pads: list[int], stride: int, second: str | None = None
+               ) -> dict[str, np.ndarray]:
+    """x (NCHW) -> conv 3x3 (c -> 8, ``pads`` [top, left, bottom, right]) -> relu -> y; ``second``: "conv" adds a
+    second convolution of x as another output (the transposed input then has two readers)."""
+    w1 = (RNG.standard_normal((8, c, 3, 3)) * 0.3).astype(np.float32)
+    inits = [oh.make_tensor("w1", 1, w1.shape, w1.ravel()), oh.make_tensor("b1", 1, [8], RNG.standard_normal(8).astype(np.float32))]
+    nodes = [oh.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=pads, strides=[stride, stride]),
+             oh.make_node("Relu", ["c1"], ["y"])]
+    oh_, ow_ = (h + pads[0] + pads[2] - 3) // stride + 1, (w + pads[1] + pads[3] - 3) // stride + 1
+    outs = [oh.make_tensor_value_info("y", 1, [n, 8, oh_, ow_])]
+    if second:
+        nodes.append(oh.make_node("Conv", ["x", "w1", "b1"], ["z"], pads=[1, 1, 1, 1]))
+        outs.append(oh.make_tensor_value_info("z", 1, [n, 8, h, w]))
+    g = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", 1, [n, c, h, w])], outs, inits)
+    onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]), path)
+    return {"x": RNG.standard_normal((n, c, h, w)).astype(np.float32)}
+
+
+def _transposed_units(exe: nnkiln.Executable) -> list[fused.TransposedInputConv]:
+    units = [u for u, _, _, _ in exe._units[0]]
+    units = [v for u in units for v in getattr(u, "units", [u])]
+    return [u for u in units if isinstance(u, fused.TransposedInputConv)]
+
+
+@pytest.mark.parametrize("n,c,h,w,pads,stride", [
+    (1, 3, 17, 15, [1, 1, 1, 1], 2),   # a stem: 3 channels
+    (2, 2, 9, 12, [0, 2, 1, 0], 1),    # batch 2, two channels, asymmetric padding
+    (1, 4, 10, 10, [2, 2, 2, 2], 1),
+    (1, 17, 8, 11, [1, 0, 1, 0], 2),   # the general channel loop
+])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_transposed_input_identical(n: int, c: int, h: int, w: int, pads: list[int], stride: int, threads: int,
+                                    tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    path = str(tmp_path / "c.onnx")
+    inputs = _conv_onnx(path, n, c, h, w, pads, stride)
+    module = nnkiln.load(path)
+    exe = nnkiln.compile(module, threads=threads)
+    assert len(_transposed_units(exe)) == 1
+    got = exe.run(inputs)["y"]
+    with monkeypatch.context() as m:
+        m.setattr(exmod, "input_transposes", lambda parts, *args: parts)
+        apart = nnkiln.compile(module, threads=threads)
+        assert not _transposed_units(apart)
+        np.testing.assert_array_equal(got, apart.run(inputs)["y"])
+    ref = nnkiln.compile(module, pipeline="reference").run(inputs)["y"]
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5 * float(np.abs(ref).max()))
+
+
+def test_transposed_input_left_apart(tmp_path) -> None:  # noqa: ANN001
+    path = str(tmp_path / "c.onnx")
+    inputs = _conv_onnx(path, 1, 3, 9, 9, [0, 0, 0, 0], 1)  # no padding: no padded copy to make
+    exe = nnkiln.compile(nnkiln.load(path), threads=1)
+    assert not _transposed_units(exe)
+    ref = nnkiln.compile(nnkiln.load(path), pipeline="reference").run(inputs)["y"]
+    np.testing.assert_allclose(exe.run(inputs)["y"], ref, rtol=1e-5, atol=1e-5 * float(np.abs(ref).max()))
+
+
+def test_transposed_input_read_again_stays_apart() -> None:
+    """A blob whose transposed tensor a later task reads too: the transpose must still write it."""
+    from nnkiln.backend.blob_format import encode
+    from nnkiln.backend.builder import BlobBuilder
+    from nnkiln.kinds import Kind
+    from nnkiln.runtime import load_blob
+
+    F = Kind.F32
+    x = RNG.standard_normal((1, 3, 6, 5)).astype(np.float32)
+    w = (RNG.standard_normal((4, 3, 3, 3)) * 0.3).astype(np.float32)
+    b = BlobBuilder()
+    xi = b.add_io("x", F, x.shape, output=False)
+    nhwc = b.add_arena(F, (1, 6, 5, 3), 0)
+    y = b.add_io("y", F, (1, 6, 5, 4), output=True)
+    z = b.add_io("z", F, (1, 6, 5, 3), output=True)
+    b.add_task("tosa.transpose", [xi], [nhwc], attrs={"perms": (0, 2, 3, 1)})
+    b.add_task("tosa.conv2d", [nhwc, b.add_const(w, F), b.add_const(np.zeros(4, np.float32), F)], [y],
+               attrs={"pad": (1, 1, 1, 1), "stride": (1, 1), "dilation": (1, 1), "input_zp": 0, "weight_zp": 0})
+    b.add_task("tosa.abs", [nhwc], [z])
+    exe = load_blob(encode(b.finish()), threads=1)
+    assert not _transposed_units(exe)
+    got = exe.run({"x": x})
+    np.testing.assert_array_equal(got["z"], np.abs(x.transpose(0, 2, 3, 1)))
