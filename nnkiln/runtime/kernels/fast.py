@@ -246,8 +246,8 @@ def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
         return _gather(ib, ob)
     if name == "tosa.resize" and epi is None:  # positions computed once: any element type (NEAREST)
         return image.resize(attrs, ib, ob)
-    if name == "tosa.transpose" and epi is None:  # a copy: any element type
-        t = _transpose(attrs, ib, ob)
+    if name in ("tosa.transpose", "tosa.slice") and epi is None:  # a copy: any element type
+        t = _transpose(attrs, ib, ob) if name == "tosa.transpose" else _slice(attrs, ib, ob)
         return _with_epilogue(t, ob, None) if t is not None else None
     if name in integer.OPS and epi is None and not all(b.kind is Kind.F32 for b in (*ib, *ob)):
         return integer.build(name, attrs, ib, ob)
@@ -508,6 +508,40 @@ def _swapped_groups(shape: tuple[int, ...], perms: tuple[int, ...]) -> tuple[int
     if list(perms[k:]) != list(range(j, n)) + list(range(k, j)):
         return None
     return math.prod(shape[:k]), math.prod(shape[k:j]), math.prod(shape[j:])
+
+
+def _slice(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> PlainFn | None:
+    """SLICE (spec §2.10.5): a copy of the box ``[start, start + size)`` (identical to the reference); for 4-byte
+    elements bound into chains as ``nk_permute32`` over the box (a memcpy per row of the last axis)."""
+    start, size = attrs.get("start"), attrs.get("size")
+    if len(ib) != 1 or len(ob) != 1 or not isinstance(start, tuple) or not isinstance(size, tuple):
+        return None
+    xs = ib[0].shape
+    if len(start) != len(xs) or len(size) != len(xs) or ob[0].shape != tuple(size) or not xs:
+        return None
+    if any(b < 0 or n < 1 or b + n > d for b, n, d in zip(start, size, xs)):
+        return None
+    box = tuple(slice(b, b + n) for b, n in zip(start, size))
+
+    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+        np.copyto(outs[0], ins[0][box])
+
+    lib = conv.native_lib("conv") if np.dtype(ib[0].dtype).itemsize == 4 and len(xs) <= 8 else None
+    if lib is None:
+        return run
+    strides = [math.prod(xs[k + 1:]) for k in range(len(xs))]
+    d, st = np.array(size, np.int64), np.array(strides, np.int64)
+    offset = 4 * sum(b * k for b, k in zip(start, strides))
+    nt = 0 if math.prod(size) >= _PARALLEL_TRANSPOSE_MIN else 1
+
+    def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> Bound | None:
+        x, o = ins[0], outs[0]
+        if not (x.flags.c_contiguous and o.flags.c_contiguous):
+            return None
+        args = slots(x.ctypes.data + offset, o.ctypes.data, len(xs), d.ctypes.data, st.ctypes.data, nt)
+        return Bound([(address(lib.nk_permute32_b), args)], [d, st])
+
+    return NativeFn(run, bind)
 
 
 def _plain(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc],

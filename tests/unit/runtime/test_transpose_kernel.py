@@ -1,5 +1,6 @@
-"""TRANSPOSE in the runtime: the two-group C kernel (``nk_transpose32``) and the numpy paths give exactly
-numpy's ``transpose`` (a copy: bit for bit, any element type), whatever the tile remainders and threads."""
+"""TRANSPOSE and SLICE in the runtime: the C kernels (``nk_transpose32``, ``nk_permute32``) and the numpy paths
+give exactly numpy's ``transpose`` / slice (a copy: bit for bit, any element type), whatever the tile remainders
+and threads."""
 
 from __future__ import annotations
 
@@ -96,3 +97,34 @@ def test_swapped_groups() -> None:
     assert g((2, 3, 4), (0, 1, 2)) is None  # identity
     assert g((2, 3, 4, 5), (0, 2, 1, 3)) is None  # the last axis stays
     assert g((2, 3, 4, 5), (3, 1, 0, 2)) is None
+
+
+@pytest.mark.parametrize("shape,start,size", [
+    ((1, 56, 56, 64), (0, 0, 0, 0), (1, 55, 55, 64)),   # ResNet's trim before a stride-2 1x1 convolution
+    ((3, 7, 9), (1, 2, 3), (2, 4, 5)),
+    ((40,), (5,), (30,)),
+    ((2, 3, 4, 5, 6), (1, 0, 2, 1, 3), (1, 3, 2, 4, 2)),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8, np.bool_])
+def test_slice_equals_numpy(shape: tuple[int, ...], start: tuple[int, ...], size: tuple[int, ...], dtype: type) -> None:
+    """SLICE's fast path and, for 4-byte elements, its bound form (``nk_permute32`` over the box): numpy's slice."""
+    import ctypes
+
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    kind = _KINDS[x.dtype]
+    fn = fast.build("tosa.slice", {"start": start, "size": size}, [_desc(kind, shape)], [_desc(kind, size)], [None])
+    assert fn is not None
+    want = x[tuple(slice(b, b + n) for b, n in zip(start, size))]
+    out = np.zeros(size, dtype)
+    fn([x], [out], [])
+    np.testing.assert_array_equal(out, want)
+    bind = getattr(fn, "bind", None)
+    if np.dtype(dtype).itemsize != 4 or conv_mod.native_lib("conv") is None:
+        assert bind is None or np.dtype(dtype).itemsize == 4
+        return
+    out2 = np.zeros(size, dtype)
+    b = bind([x], [out2], [])
+    (addr, args), = b.calls
+    assert ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int)(addr)(args.ctypes.data, 1) == 0
+    np.testing.assert_array_equal(out2, want)
