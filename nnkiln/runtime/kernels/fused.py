@@ -21,7 +21,7 @@ writing the other), the input is first copied into the unused expanded buffer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -170,27 +170,6 @@ class ExpansionDepthwise:
         return Bound(calls, keep)
 
 
-def expansion_pairs(parts: list[Any], tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc],
-                    static: Sequence[np.ndarray | None]) -> list[Any]:
-    """One queue's parts (task indices, row groups, ...) of a single-queue run with every fusable pair of
-    consecutive tasks (see the module docstring) replaced by an ``ExpansionDepthwise``."""
-    if native_lib("conv") is None:
-        return parts
-    out: list[Any] = []
-    k = 0
-    while k < len(parts):
-        p = parts[k]
-        if isinstance(p, int) and k + 1 < len(parts) and parts[k + 1] == p + 1:
-            geo = _expansion(tasks[p], tasks[p + 1], p, tasks, buffers)
-            if geo is not None:
-                out.append(ExpansionDepthwise(p, geo, tasks, buffers, static))
-                k += 2
-                continue
-        out.append(p)
-        k += 1
-    return out
-
-
 class TransposedInputConv:
     """Tasks ``i`` (TRANSPOSE NCHW -> NHWC, float32) and ``i + 1`` (a zero-padded CONV2D, the only reader of its
     result): bound, the convolution's padded copy of its input is made from the NCHW tensor directly
@@ -236,24 +215,37 @@ def _transposed_input(t: TaskDesc, c: TaskDesc, i: int, tasks: Sequence[TaskDesc
     return not _live_after(_region(o), i + 1, tasks, buffers, True)
 
 
-def input_transposes(parts: list[Any], tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc], fns: Sequence[Any]
-                     ) -> list[Any]:
-    """One queue's parts of a single-queue run with each NCHW -> NHWC transpose that only feeds the next task, a
-    zero-padded convolution, paired with it (``TransposedInputConv``)."""
+def _pairs(parts: list[Any], make: Callable[[int], Any]) -> list[Any]:
+    """``parts`` with every two consecutive tasks ``p, p + 1`` for which ``make(p)`` gives a unit replaced by it."""
     if native_lib("conv") is None:
         return parts
     out: list[Any] = []
     k = 0
     while k < len(parts):
         p = parts[k]
-        if isinstance(p, int) and k + 1 < len(parts) and parts[k + 1] == p + 1 \
-                and _transposed_input(tasks[p], tasks[p + 1], p, tasks, buffers):
-            out.append(TransposedInputConv(p, tasks, fns))
-            k += 2
-            continue
-        out.append(p)
-        k += 1
+        unit = make(p) if isinstance(p, int) and k + 1 < len(parts) and parts[k + 1] == p + 1 else None
+        out.append(p if unit is None else unit)
+        k += 1 if unit is None else 2
     return out
+
+
+def expansion_pairs(parts: list[Any], tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc],
+                    static: Sequence[np.ndarray | None]) -> list[Any]:
+    """One queue's parts (task indices, row groups, ...) of a single-queue run with every fusable pair of
+    consecutive tasks (see the module docstring) replaced by an ``ExpansionDepthwise``."""
+    def make(p: int) -> ExpansionDepthwise | None:
+        geo = _expansion(tasks[p], tasks[p + 1], p, tasks, buffers)
+        return None if geo is None else ExpansionDepthwise(p, geo, tasks, buffers, static)
+
+    return _pairs(parts, make)
+
+
+def input_transposes(parts: list[Any], tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc], fns: Sequence[Any]
+                     ) -> list[Any]:
+    """One queue's parts of a single-queue run with each NCHW -> NHWC transpose that only feeds the next task, a
+    zero-padded convolution, paired with it (``TransposedInputConv``)."""
+    return _pairs(parts, lambda p: TransposedInputConv(p, tasks, fns)
+                  if _transposed_input(tasks[p], tasks[p + 1], p, tasks, buffers) else None)
 
 
 __all__ = ["MIN_BYTES", "ExpansionDepthwise", "TransposedInputConv", "expansion_pairs", "input_transposes"]

@@ -818,6 +818,20 @@ int nk_bmm_f32(const float *a, long sab, long sam, const float *b, long sbb, lon
 }
 
 /* -- CONV2D 3x3 by Winograd F(2x2, 3x3) (its own file: the tiles and the pool above) -- */
+/* A thread's scratch of at least ``floats`` floats, 64-byte aligned, kept between calls (a pool worker or the caller
+ * reuses it; the kernels that use it run one at a time per thread); NULL when it cannot grow. */
+static _Thread_local float *nk_tl = NULL;
+static _Thread_local size_t nk_tl_floats = 0;
+
+static float *nk_thread_scratch(size_t floats) {
+    if (floats > nk_tl_floats) {
+        free(nk_tl);
+        nk_tl = (float *)aligned_alloc(64, ((floats * sizeof(float) + 63) / 64) * 64);
+        nk_tl_floats = nk_tl != NULL ? floats : 0;
+    }
+    return nk_tl;
+}
+
 #include "conv_wino.c"
 
 /* -- DEPTHWISE_CONV2D ------------------------------------------------------------------------------ */
@@ -1334,6 +1348,7 @@ typedef struct {
     const float *x;
     float *xp;
     int IH, IW, C, pt, pl, Hp, Wp;
+    int nchw; /* x is [N, C, IH, IW] (a network's NCHW input transposed on the way: kernels/fused.py) */
 } pad_job;
 
 static void pad_item(void *ctx, long r) {
@@ -1348,46 +1363,34 @@ static void pad_item(void *ctx, long r) {
     }
     size_t left = (size_t)j->pl * C, mid = (size_t)j->IW * C;
     memset(dst, 0, sizeof(float) * left);
-    memcpy(dst + left, j->x + ((size_t)n * j->IH + iy) * mid, sizeof(float) * mid);
+    if (!j->nchw) {
+        memcpy(dst + left, j->x + ((size_t)n * j->IH + iy) * mid, sizeof(float) * mid);
+    } else {
+        size_t plane = (size_t)j->IH * j->IW;
+        const float *src = j->x + (size_t)n * C * plane + (size_t)iy * j->IW;
+        float *o = dst + left;
+        if (C == 3) {
+            const float *s0 = src, *s1 = src + plane, *s2 = src + 2 * plane;
+            for (int x = 0; x < j->IW; x++) { o[3 * x] = s0[x]; o[3 * x + 1] = s1[x]; o[3 * x + 2] = s2[x]; }
+        } else {
+            for (int x = 0; x < j->IW; x++)
+                for (size_t c = 0; c < C; c++) o[(size_t)x * C + c] = src[c * plane + x];
+        }
+    }
     memset(dst + left + mid, 0, sizeof(float) * ((size_t)j->Wp * C - left - mid));
 }
 
 int nk_pad_f32(const float *x, int N, int IH, int IW, int C, float *xp, int pt, int pb, int pl, int pr, int nthreads) {
-    pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr};
+    pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr, 0};
     nk_parallel(pad_item, &job, (long)N * job.Hp, nthreads);
     return 0;
 }
 
-/* The same padded NHWC copy from an NCHW x [N, C, IH, IW] (a network's NCHW input transposed on the way, one
- * pass instead of a transpose and a copy: kernels/fused.py). */
-static void pad_nchw_item(void *ctx, long r) {
-    const pad_job *j = (const pad_job *)ctx;
-    long n = r / j->Hp;
-    int py = (int)(r % j->Hp), iy = py - j->pt;
-    size_t C = (size_t)j->C;
-    float *dst = j->xp + (size_t)r * j->Wp * C;
-    if (iy < 0 || iy >= j->IH) {
-        memset(dst, 0, sizeof(float) * (size_t)j->Wp * C);
-        return;
-    }
-    size_t left = (size_t)j->pl * C, mid = (size_t)j->IW * C, plane = (size_t)j->IH * j->IW;
-    memset(dst, 0, sizeof(float) * left);
-    const float *src = j->x + (size_t)n * C * plane + (size_t)iy * j->IW;
-    float *o = dst + left;
-    if (C == 3) {
-        const float *s0 = src, *s1 = src + plane, *s2 = src + 2 * plane;
-        for (int x = 0; x < j->IW; x++) { o[3 * x] = s0[x]; o[3 * x + 1] = s1[x]; o[3 * x + 2] = s2[x]; }
-    } else {
-        for (int x = 0; x < j->IW; x++)
-            for (size_t c = 0; c < C; c++) o[(size_t)x * C + c] = src[c * plane + x];
-    }
-    memset(dst + left + mid, 0, sizeof(float) * ((size_t)j->Wp * C - left - mid));
-}
-
+/* The same padded NHWC copy from an NCHW x [N, C, IH, IW] (one pass instead of a transpose and a copy). */
 int nk_pad_nchw_f32(const float *x, int N, int IH, int IW, int C, float *xp, int pt, int pb, int pl, int pr,
                     int nthreads) {
-    pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr};
-    nk_parallel(pad_nchw_item, &job, (long)N * job.Hp, nthreads);
+    pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr, 1};
+    nk_parallel(pad_item, &job, (long)N * job.Hp, nthreads);
     return 0;
 }
 

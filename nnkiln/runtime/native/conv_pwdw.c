@@ -31,8 +31,6 @@ typedef struct {
 } pwdw_job;
 
 static const float *const pwdw_noptrs[2] = {NULL, NULL}; /* the post-ops are clamps: no operand is read */
-static _Thread_local float *pwdw_tl = NULL;
-static _Thread_local size_t pwdw_tl_floats = 0;
 
 /* Expanded rows [a, b) of image n into scratch rows [a - s_lo, b - s_lo). */
 static void pwdw_expand(const pwdw_job *j, conv_args *pa, int n, int a, int b, int s_lo) {
@@ -59,17 +57,11 @@ static void pwdw_item(void *ctx, long it) {
     if (oy0 >= oy1) return;
     int C = j->pw.OC, W = j->W;
     size_t row = (size_t)W * C;
-    size_t need = (size_t)((j->band - 1) * j->sy + j->KH) * row;
-    if (need > pwdw_tl_floats) {
-        free(pwdw_tl);
-        pwdw_tl = (float *)aligned_alloc(64, ((need * sizeof(float) + 63) / 64) * 64);
-        pwdw_tl_floats = pwdw_tl != NULL ? need : 0;
-        if (pwdw_tl == NULL) {
-            atomic_store(&j->failed, 1);
-            return;
-        }
+    float *s = nk_thread_scratch((size_t)((j->band - 1) * j->sy + j->KH) * row);
+    if (s == NULL) {
+        atomic_store(&j->failed, 1);
+        return;
     }
-    float *s = pwdw_tl;
     conv_args pa = j->pw;
     pa.y = s;
     float *yn = j->y + (ptrdiff_t)n * j->OH * j->OW * C;

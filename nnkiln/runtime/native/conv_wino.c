@@ -198,25 +198,17 @@ typedef struct {
     atomic_int failed;
 } wino_fused_job;
 
-static _Thread_local float *wino_tl = NULL;
-static _Thread_local size_t wino_tl_floats = 0;
-
 static void wino_fused_item(void *ctx, long it) {
     wino_fused_job *f = (wino_fused_job *)ctx;
     int IC = f->IC, OC = f->OC;
     long t0 = it * f->tb, t1 = t0 + f->tb < f->in.tiles ? t0 + f->tb : f->in.tiles;
     int nt = (int)(t1 - t0);
-    size_t need = (size_t)16 * f->tb * (IC + OC);
-    if (need > wino_tl_floats) {
-        free(wino_tl);
-        wino_tl = (float *)aligned_alloc(64, ((need * sizeof(float) + 63) / 64) * 64);
-        wino_tl_floats = wino_tl != NULL ? need : 0;
-        if (wino_tl == NULL) {
-            atomic_store(&f->failed, 1);
-            return;
-        }
+    float *v = nk_thread_scratch((size_t)16 * f->tb * (IC + OC));
+    if (v == NULL) {
+        atomic_store(&f->failed, 1);
+        return;
     }
-    float *v = wino_tl, *m = wino_tl + (size_t)16 * f->tb * IC;
+    float *m = v + (size_t)16 * f->tb * IC;
     long vs = (long)nt * IC, ms = (long)nt * OC;
     for (long t = t0; t < t1; t++) wino_in_tile_to(&f->in, t, v + (t - t0) * IC, vs);
     static const long toff0 = 0;

@@ -14,6 +14,8 @@ convolution, stays apart.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import onnx
 import onnx.helper as oh
@@ -62,10 +64,14 @@ def _onnx(path: str, n: int, h: int, w: int, ci: int, c: int, k: int, s: int, pa
     return {"x": RNG.standard_normal((n, ci, h, w)).astype(np.float32)}
 
 
-def _fused_units(exe: nnkiln.Executable) -> list[fused.ExpansionDepthwise]:
+def _units_of(exe: nnkiln.Executable, cls: type) -> list[Any]:
     units = [u for u, _, _, _ in exe._units[0]]
     units = [v for u in units for v in getattr(u, "units", [u])]
-    return [u for u in units if isinstance(u, fused.ExpansionDepthwise)]
+    return [u for u in units if isinstance(u, cls)]
+
+
+def _fused_units(exe: nnkiln.Executable) -> list[fused.ExpansionDepthwise]:
+    return _units_of(exe, fused.ExpansionDepthwise)
 
 
 def _check(module, inputs: dict[str, np.ndarray], threads: int, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
@@ -158,28 +164,21 @@ def test_left_apart(variant: str, tmp_path, monkeypatch: pytest.MonkeyPatch) -> 
     assert not _check(nnkiln.load(path), inputs, 1, monkeypatch)
 
 
-def _conv_onnx(path: str, n: int, c: int, h: int, w: int, pads: list[int], stride: int, second: str | None = None
-               ) -> dict[str, np.ndarray]:
-    """x (NCHW) -> conv 3x3 (c -> 8, ``pads`` [top, left, bottom, right]) -> relu -> y; ``second``: "conv" adds a
-    second convolution of x as another output (the transposed input then has two readers)."""
+def _conv_onnx(path: str, n: int, c: int, h: int, w: int, pads: list[int], stride: int) -> dict[str, np.ndarray]:
+    """x (NCHW) -> conv 3x3 (c -> 8, ``pads`` [top, left, bottom, right]) -> relu -> y."""
     w1 = (RNG.standard_normal((8, c, 3, 3)) * 0.3).astype(np.float32)
     inits = [oh.make_tensor("w1", 1, w1.shape, w1.ravel()), oh.make_tensor("b1", 1, [8], RNG.standard_normal(8).astype(np.float32))]
     nodes = [oh.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=pads, strides=[stride, stride]),
              oh.make_node("Relu", ["c1"], ["y"])]
     oh_, ow_ = (h + pads[0] + pads[2] - 3) // stride + 1, (w + pads[1] + pads[3] - 3) // stride + 1
     outs = [oh.make_tensor_value_info("y", 1, [n, 8, oh_, ow_])]
-    if second:
-        nodes.append(oh.make_node("Conv", ["x", "w1", "b1"], ["z"], pads=[1, 1, 1, 1]))
-        outs.append(oh.make_tensor_value_info("z", 1, [n, 8, h, w]))
     g = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", 1, [n, c, h, w])], outs, inits)
     onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]), path)
     return {"x": RNG.standard_normal((n, c, h, w)).astype(np.float32)}
 
 
 def _transposed_units(exe: nnkiln.Executable) -> list[fused.TransposedInputConv]:
-    units = [u for u, _, _, _ in exe._units[0]]
-    units = [v for u in units for v in getattr(u, "units", [u])]
-    return [u for u in units if isinstance(u, fused.TransposedInputConv)]
+    return _units_of(exe, fused.TransposedInputConv)
 
 
 @pytest.mark.parametrize("n,c,h,w,pads,stride", [
