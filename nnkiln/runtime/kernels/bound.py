@@ -59,8 +59,9 @@ class Bound:
     """(call, slot) of the scratch address, or (call, slot, offset in float32 elements) of an address inside it."""
     scratch_elems: int = 0
     clean_failure: bool = False
-    """A failing call has written nothing, and the unit's own (Python) path reports the problem: the chain then runs
-    that unit and the rest of the chain unit by unit (GATHER with an index out of range)."""
+    """A failing call has left the unit's inputs intact, and the unit's own (Python) path recomputes all of its
+    outputs and reports the problem: the chain then runs that unit and the rest of the chain unit by unit (GATHER
+    with an index out of range, an int32 ADD that overflows, a RESCALE value breaking a REQUIRE)."""
     patches: list[tuple[Any, int, int, int]] = dataclasses.field(default_factory=list)
     """``(array, index, buffer, byte offset)``: ``array[index] = address of views[buffer] + offset`` on each run
     (graph input/output buffers, see the module docstring)."""

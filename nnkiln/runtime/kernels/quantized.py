@@ -32,6 +32,7 @@ import numpy as np
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
+from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, slots
 from nnkiln.runtime.kernels.gemm import current_plan, gemm
 from nnkiln.runtime.kernels.reference import call_reference, store
 
@@ -126,8 +127,17 @@ def _rescale(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffe
               int(bool(attrs.get("double_round", False))), lo, hi, kernel_threads() if parallel else 1):
             fallback(ins, outs, extras)  # a value breaks a REQUIRE: the reference raises its error
 
-    run.keep = (mult, shift)  # type: ignore[attr-defined]
-    return run
+    def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> Bound | None:
+        """``nk_rescale`` in a chain; a value breaking a REQUIRE fails the call, and as the input is intact (no
+        overlap with the output) the chain runs ``run``, whose fallback reports it."""
+        x, o = ins[0], outs[0]
+        if not (x.flags.c_contiguous and o.flags.c_contiguous) or np.shares_memory(x, o):
+            return None
+        args = slots(x.ctypes.data, ik, o.ctypes.data, ok, n, c, mp, sp, int(per_channel), izp, ozp, int(scale32),
+                     int(bool(attrs.get("double_round", False))), lo, hi, 0 if parallel else 1)
+        return Bound([(address(lib.nk_rescale_b), args)], [mult, shift], clean_failure=True)
+
+    return NativeFn(run, bind)
 
 
 def _int8_operands(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc], consts: Sequence[np.ndarray | None]) -> bool:
@@ -313,7 +323,29 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
     return run
 
 
+_CAST_KIND = {Kind.I8: 0, Kind.U8: 1, Kind.I16: 2, Kind.I32: 4, Kind.BOOL: 6, Kind.F32: 7}
+
+
 def _cast(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None:
+    """CAST's numpy path (``_numpy_cast``) with ``nk_cast`` (the same conversions, element by element) as its bound
+    form in chains."""
+    fn = _numpy_cast(ib, ob)
+    lib = _lib()
+    if fn is None or lib is None:
+        return fn
+    sk, dk = _CAST_KIND[ib[0].kind], _CAST_KIND[ob[0].kind]
+    n = int(np.prod(ob[0].shape, dtype=np.int64))
+
+    def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> Bound | None:
+        x, o = ins[0], outs[0]
+        if not (x.flags.c_contiguous and o.flags.c_contiguous) or np.shares_memory(x, o):
+            return None
+        return Bound([(address(lib.nk_cast_b), slots(x.ctypes.data, sk, o.ctypes.data, dk, n))])
+
+    return NativeFn(fn, bind)
+
+
+def _numpy_cast(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None:
     """CAST between int8 / uint8 / int16 / int32 / bool / float32 with the reference's results (spec §2.13.1, see
     ``reference.type_conversion``): int -> int wraps (numpy's unsafe cast), int -> float32 rounds half to even
     (numpy's conversion; exact below 2^24), -> bool is ``!= 0``, float32 -> int rounds half to even, NaN -> 0,

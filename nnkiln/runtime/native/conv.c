@@ -50,6 +50,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -137,6 +137,89 @@ int nk_rescale(const void *x, int in_kind, void *y, int out_kind, long n, int C,
     return atomic_load(&j.bad);
 }
 
+/* CAST (TOSA spec §2.13.1) between int8 / uint8 / int16 / int32 / bool / float32 with the reference's results
+ * (kernels/quantized.py's numpy path): int -> int wraps, int -> float rounds to nearest even, -> bool is != 0,
+ * float -> int rounds half to even, NaN -> 0, then saturates (in double for int32). Kinds: 0 int8, 1 uint8,
+ * 2 int16, 4 int32, 6 bool, 7 float32. */
+/* dst[i] = CONV(src[i]) for one source element type, every destination kind (simple loops: vectorised) */
+#define NK_CAST_FROM(ST, CONV_F)                                                                          \
+    {                                                                                                       \
+        const ST *s = (const ST *)x;                                                                        \
+        switch (dk) {                                                                                       \
+        case 0: for (long i = 0; i < n; i++) ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint32_t)(int64_t)s[i]; break;   \
+        case 1: for (long i = 0; i < n; i++) ((uint8_t *)y)[i] = (uint8_t)(uint32_t)(int64_t)s[i]; break;          \
+        case 2: for (long i = 0; i < n; i++) ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint32_t)(int64_t)s[i]; break; \
+        case 4: for (long i = 0; i < n; i++) ((int32_t *)y)[i] = (int32_t)(uint32_t)(int64_t)s[i]; break;          \
+        case 6: for (long i = 0; i < n; i++) ((uint8_t *)y)[i] = s[i] != 0; break;                                 \
+        case 7: for (long i = 0; i < n; i++) ((float *)y)[i] = CONV_F(s[i]); break;                                \
+        default: return -1;                                                                                 \
+        }                                                                                                   \
+        return 0;                                                                                           \
+    }
+#define NK_TO_FLOAT(v) ((float)(v))
+#define NK_BOOL_TO_FLOAT(v) ((float)((v) != 0))
+
+int nk_cast(const void *x, int sk, void *y, int dk, long n) {
+    switch (sk) {
+    case 0: NK_CAST_FROM(int8_t, NK_TO_FLOAT)
+    case 1: NK_CAST_FROM(uint8_t, NK_TO_FLOAT)
+    case 2: NK_CAST_FROM(int16_t, NK_TO_FLOAT)
+    case 4: NK_CAST_FROM(int32_t, NK_TO_FLOAT)
+    case 6: { /* bool: 0 / 1 whatever the stored byte (numpy's bool is 0 or 1) */
+        const uint8_t *b = (const uint8_t *)x;
+        for (long i = 0; i < n; i++) {
+            int v = b[i] != 0;
+            switch (dk) {
+            case 0: ((int8_t *)y)[i] = (int8_t)v; break;
+            case 1: case 6: ((uint8_t *)y)[i] = (uint8_t)v; break;
+            case 2: ((int16_t *)y)[i] = (int16_t)v; break;
+            case 4: ((int32_t *)y)[i] = v; break;
+            default: ((float *)y)[i] = (float)v; break;
+            }
+        }
+        return 0;
+    }
+    default: break;
+    }
+    const float *f = (const float *)x; /* float32 */
+    if (dk == 7) { memcpy(y, x, (size_t)n * 4); return 0; }
+    if (dk == 6) { for (long i = 0; i < n; i++) ((uint8_t *)y)[i] = f[i] != 0.0f; return 0; }
+    if (dk == 4) {
+        for (long i = 0; i < n; i++) {
+            double t = nearbyint((double)f[i]);
+            t = t != t ? 0.0 : t;
+            t = t < -2147483648.0 ? -2147483648.0 : (t > 2147483647.0 ? 2147483647.0 : t);
+            ((int32_t *)y)[i] = (int32_t)t;
+        }
+        return 0;
+    }
+    float lo = dk == 0 ? -128.0f : dk == 1 ? 0.0f : -32768.0f, hi = dk == 0 ? 127.0f : dk == 1 ? 255.0f : 32767.0f;
+    for (long i = 0; i < n; i++) {
+        float t = nearbyintf(f[i]);
+        t = t != t ? 0.0f : t;
+        t = t < lo ? lo : (t > hi ? hi : t);
+        int32_t v = (int32_t)t;
+        if (dk == 0) ((int8_t *)y)[i] = (int8_t)v;
+        else if (dk == 1) ((uint8_t *)y)[i] = (uint8_t)v;
+        else ((int16_t *)y)[i] = (int16_t)v;
+    }
+    return 0;
+}
+#undef NK_CAST_FROM
+#undef NK_TO_FLOAT
+#undef NK_BOOL_TO_FLOAT
+
+int nk_cast_b(const int64_t *a, int nthreads) {
+    (void)nthreads;
+    return nk_cast((const void *)(intptr_t)a[0], (int)a[1], (void *)(intptr_t)a[2], (int)a[3], (long)a[4]);
+}
+
+int nk_rescale_b(const int64_t *a, int nthreads) {
+    return nk_rescale((const void *)(intptr_t)a[0], (int)a[1], (void *)(intptr_t)a[2], (int)a[3], (long)a[4], (int)a[5],
+                      (const int64_t *)(intptr_t)a[6], (const int64_t *)(intptr_t)a[7], (int)a[8], (long)a[9],
+                      (long)a[10], (int)a[11], (int)a[12], (long)a[13], (long)a[14], a[15] > 0 ? (int)a[15] : nthreads);
+}
+
 /* -- CONV2D of int8 ----------------------------------------------------------------------------------- */
 
 typedef struct {

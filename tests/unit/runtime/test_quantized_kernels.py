@@ -229,3 +229,58 @@ def test_int_kernels_built_without_avx512(tmp_path) -> None:  # noqa: ANN001
                         "conv2d or fully_connected or depthwise"], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0 and " passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
     assert any(f.name.startswith("conv-") for f in tmp_path.iterdir())
+
+
+def _run_bound(fn, ins: list[np.ndarray], out: np.ndarray) -> int:  # noqa: ANN001
+    """The kernel's bound form (what chains run) on these arrays: the C call's return code."""
+    import ctypes
+
+    b = fn.bind(ins, [out], [])
+    assert b is not None
+    rc = 0
+    for addr, args in b.calls:
+        rc = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int)(addr)(args.ctypes.data, 1) or rc
+    return rc
+
+
+_CAST_DT = {**_DT, Kind.BOOL: np.bool_, Kind.F32: np.float32}
+
+
+@pytest.mark.parametrize("src", [Kind.I8, Kind.U8, Kind.I16, Kind.I32, Kind.BOOL, Kind.F32])
+@pytest.mark.parametrize("dst", [Kind.I8, Kind.U8, Kind.I16, Kind.I32, Kind.BOOL, Kind.F32])
+def test_cast_bound_form_equals_the_reference(src: Kind, dst: Kind) -> None:
+    """``nk_cast`` bit for bit as the reference's CAST (and the numpy path): wrapping, rounding half to even, NaN to
+    0 and saturation included."""
+    if src is Kind.F32:
+        x = np.concatenate([RNG.standard_normal(300) * 1e3, [0.5, 1.5, 2.5, -0.5, -1.5, 127.5, -128.5, 255.5, 1e10, -1e10,
+                                                            3e9, -3e9, np.nan, np.inf, -np.inf, -0.0]]).astype(np.float32)
+    elif src is Kind.BOOL:
+        x = RNG.random(300) < 0.5
+    else:
+        x = _values(src, (300,))
+    ib, ob = [BufferDesc(Memory.ARENA, src, x.shape, 0, x.nbytes)], [BufferDesc(Memory.ARENA, dst, x.shape, 0, 0)]
+    fn = quantized.build("tosa.cast", {}, ib, ob, [None])
+    if fn is None:
+        pytest.skip(f"no fast path for {src.value} -> {dst.value}")
+    ref = np.asarray(call_reference("tosa.cast", [x], {}, [src], [dst], [np.dtype(_CAST_DT[dst])], [x.shape])[0])
+    plain, bound = np.zeros(x.shape, _CAST_DT[dst]), np.zeros(x.shape, _CAST_DT[dst])
+    fn([x], [plain], [])
+    assert _run_bound(fn, [x], bound) == 0
+    np.testing.assert_array_equal(plain, ref)
+    np.testing.assert_array_equal(bound, ref)
+
+
+def test_rescale_bound_form_and_its_require() -> None:
+    x = _values(Kind.I32, (4, 9), -(1 << 20), 1 << 20)
+    attrs = {"input_zp": 0, "output_zp": 3, "multiplier": (1 << 30,), "shift": (38,), "scale32": True,
+             "double_round": True, "per_channel": False}
+    ib, ob = [_desc(Kind.I32, x.shape)], [_desc(Kind.I8, x.shape)]
+    fn = quantized.build("tosa.rescale", attrs, ib, ob, [None])
+    out = np.zeros(x.shape, np.int8)
+    assert _run_bound(fn, [x], out) == 0
+    ref = call_reference("tosa.rescale", [x], attrs, [Kind.I32], [Kind.I8], [np.dtype(np.int8)], [x.shape])[0]
+    np.testing.assert_array_equal(out, ref)
+    bad = np.array([[1 << 20, 5]], np.int32)  # |value| must be < 2^10 with shift 12: the call fails (the chain reruns)
+    strict = {**attrs, "shift": (12,), "double_round": False}
+    assert _run_bound(quantized.build("tosa.rescale", strict, [_desc(Kind.I32, bad.shape)], [_desc(Kind.I8, bad.shape)],
+                                      [None]), [bad], np.zeros(bad.shape, np.int8)) != 0
