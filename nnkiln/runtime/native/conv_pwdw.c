@@ -37,16 +37,33 @@ static void pwdw_expand(const pwdw_job *j, conv_args *pa, int n, int a, int b, i
     const float *xn = j->x + (ptrdiff_t)n * j->H * j->W * j->CI;
     long r = (long)a * j->W, r_end = (long)b * j->W;
     int panels = (pa->OC + NR - 1) / NR;
-    const float *base[MR];
+    const float *base[MR], *base1[MR];
     for (; r < r_end; r += MR) {
         int mr = r_end - r < MR ? (int)(r_end - r) : MR;
         for (int i = 0; i < MR; i++) base[i] = xn + (ptrdiff_t)(r + (i < mr ? i : 0)) * j->CI;
         long local = r - (long)s_lo * j->W;
+#if NK_PAIR
+        if (pa->K <= NK_TILE12_K && r_end - r >= 2 * MR && pa->mode <= 3) {  /* two row tiles at once, as conv_item */
+            for (int i = 0; i < MR; i++) base1[i] = base[i] + (ptrdiff_t)MR * j->CI;
+            for (int p = 0, step; p < panels; p += step) {
+                step = pair_step(pa, p, panels);
+                if (step == 2) {
+                    tile2_12(pa, base, base1, local, p);
+                } else {
+                    tile_step(pa, base, local, MR, p, 1, 0, pa->K, NULL);
+                    tile_step(pa, base1, local + MR, MR, p, 1, 0, pa->K, NULL);
+                }
+            }
+            r += MR;
+            continue;
+        }
+#endif
         for (int p = 0, step; p < panels; p += step) {
             step = pair_step(pa, p, panels);
             tile_step(pa, base, local, mr, p, step, 0, pa->K, NULL);
         }
     }
+    (void)base1;
 }
 
 static void pwdw_item(void *ctx, long it) {
