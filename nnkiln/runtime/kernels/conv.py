@@ -149,6 +149,7 @@ _SIGNATURES: dict[str, dict[str, tuple[list[Any], Any]]] = {
              "nk_transpose32": ([_P, _P, ctypes.c_long, ctypes.c_long, ctypes.c_long, _I], _I),
              "nk_permute32": ([_P, _P, _I, _P, _P, _I], _I),
              "nk_gather32": ([_P, _P, _P, _L, _L, _L, _L], _I),
+             "nk_narrow_i64_i32": ([_P, _P, _L, ctypes.c_int64, ctypes.c_int64], _I),
              "nk_bmm_f32": ([_P, _L, _L, _P, _L, _L, _L, _P, _I, _I, _I, _I, _P, _I], _I),
              "nk_wino_f32": ([_P, _I, _I, _I, _I, _I, _I, _P, _I, _P, _P, _I, _P, _P, _P, _P, _I], _I),
              "nk_wino_work_floats": ([_I, _I, _I, _I, _I], _L),

@@ -340,3 +340,14 @@ int nk_int_ew(int op, const void *a, long sa, const void *b, long sb, const void
     return 0;
 }
 
+
+/* An int64 input narrowed to int32 (token ids: the model's int32 input), when every value is in [lo, hi]; else
+ * nothing is promised about y and the result is 1 (the caller reports the range). */
+int nk_narrow_i64_i32(const int64_t *x, int32_t *y, long n, int64_t lo, int64_t hi) {
+    int bad = 0;
+    for (long i = 0; i < n; i++) {
+        bad |= x[i] < lo || x[i] > hi;
+        y[i] = (int32_t)x[i];
+    }
+    return bad;
+}

@@ -198,3 +198,25 @@ def test_task_failure_in_thread_is_raised() -> None:
     with pytest.raises(TosaUnpredictable):
         exe.run({"x": np.array([1, 1], np.int32)})
     np.testing.assert_array_equal(exe.run({"x": np.array([0, 1], np.int32)})["z"], [0, 2])
+
+
+@pytest.mark.parametrize("ids,error", [
+    (np.array([[0, 5, 2**31 - 1]], np.int64), None),
+    (np.array([[0, -(2**31), 7]], np.int64), None),
+    (np.array([[0, 2**31, 7]], np.int64), r"holds values in \[0, 2147483648\], outside the range"),
+    (np.array([[-(2**31) - 1, 1, 2]], np.int64), r"outside the range \[-2147483648, 2147483647\]"),
+    (np.array([[1, 2, 3, 4, 5, 6]], np.int64)[:, ::2], None),  # not contiguous: the numpy path
+])
+def test_int64_token_ids_narrowed_to_int32(ids: np.ndarray, error: str | None) -> None:
+    """An int32 input given as int64 (token ids): converted in one C pass (``nk_narrow_i64_i32``) when every value
+    fits, else the same error as before, naming the values' range."""
+    b = BlobBuilder()
+    x = b.add_io("ids", Kind.I32, (1, 3), output=False)
+    y = b.add_io("y", Kind.I32, (1, 3), output=True)
+    b.add_task("tosa.maximum", [x, x], [y])
+    exe = load_blob(encode(b.finish()))
+    if error is not None:
+        with pytest.raises(InputError, match=error):
+            exe.run({"ids": ids})
+        return
+    np.testing.assert_array_equal(exe.run({"ids": ids})["y"], ids)
