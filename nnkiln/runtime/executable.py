@@ -172,6 +172,10 @@ class Executable:
             self._queues = list(queues.values())
             self._units = self._plan_units()
         self._native_only = all(isinstance(u[0], Chain) for q in self._units for u in q)
+        units = self._units[0] if len(self._units) == 1 else []
+        self._whole = units[0][0] if len(units) == 1 and isinstance(units[0][0], Chain) else None
+        if self._whole is not None:  # one chain is the whole program: runs go straight to it (Chain.run_io)
+            self._whole.io_specs({i: (is_input, index, lo) for i, is_input, index, lo, _, _, _ in self._io_specs})
         return gemm_plan
 
     # -- files ------------------------------------------------------------------------------------
@@ -226,6 +230,9 @@ class Executable:
                 np.copyto(o, t)
 
     def _run_contiguous(self, in_arrays: Sequence[np.ndarray], out_arrays: Sequence[np.ndarray]) -> None:
+        whole = self._whole
+        if whole is not None and whole.run_io(in_arrays, out_arrays, self._lock, self.threads):
+            return
         with self._lock:
             views = list(self._static)
             in_u8 = [a.reshape(-1).view(np.uint8) for a in in_arrays]

@@ -81,6 +81,7 @@ def test_chain_covers_graph_io_and_is_identical(tmp_path, monkeypatch) -> None: 
     chains = _chains(exe)
     assert len(exe._units[0]) == 1 and len(chains) == 1, [type(u).__name__ for u, _, _, _ in exe._units[0]]
     chain = chains[0]
+    assert exe._whole is chain
     assert chain.scratch.size >= 10 * 10 * 8  # the larger padded input
     blob = exe.blob
     io = {i for i, b in enumerate(blob.buffers) if b.memory in (Memory.INPUT, Memory.OUTPUT)}
@@ -174,6 +175,7 @@ def test_gather_index_out_of_range_reported_from_a_chain(tmp_path) -> None:  # n
     exe = nnkiln.compile(nnkiln.load(path), threads=1)
     chains = _chains(exe)
     assert chains and any(exe.blob.tasks[t].kernel == "tosa.gather" for t in chains[0].tasks)
+    assert exe._whole is chains[0]  # one chain is the whole program: runs go straight to it (Chain.run_io)
     ids = np.array([[0, 3, 49, 7, 7, 1, 20]], np.int32)
     e = table[ids[0]]
     expected = np.exp(e - e.max(-1, keepdims=True))
