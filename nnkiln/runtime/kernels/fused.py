@@ -164,7 +164,7 @@ class ExpansionDepthwise:
             if views[self.e] is None or not contiguous_f32(views[self.e]):
                 return None
             aside = self._aside(views)
-            calls.append((address(self.lib.nk_copy_b), slots(x.ctypes.data, aside.ctypes.data, x.nbytes)))
+            calls.append((address(self.lib.nk_copy_b), slots(x.ctypes.data, aside.ctypes.data, x.nbytes, 0)))
             x = aside
         calls.append((address(self.lib.nk_pwdw_f32_b), slots(*self._args(x, y, 0))))
         return Bound(calls, keep)

@@ -1382,10 +1382,18 @@ int nk_pwdw_f32_b(const int64_t *a, int nthreads) {
                        (int)a[18], (int)a[19], (int)a[20], (int)a[21], (int)a[22], NK_P(23), NK_P(24), NK_T(25));
 }
 
-/* memcpy(a[1], a[0], a[2] bytes) */
+/* memcpy(a[1], a[0], a[2] bytes), in pieces of 256 KiB shared by the threads (thread slot a[3]) */
+typedef struct { const char *src; char *dst; size_t n; } copy_job;
+
+static void copy_item(void *ctx, long i) {
+    const copy_job *j = (const copy_job *)ctx;
+    size_t at = (size_t)i << 18, len = j->n - at < ((size_t)1 << 18) ? j->n - at : ((size_t)1 << 18);
+    memcpy(j->dst + at, j->src + at, len);
+}
+
 int nk_copy_b(const int64_t *a, int nthreads) {
-    (void)nthreads;
-    memcpy(NK_P(1), NK_P(0), (size_t)a[2]);
+    copy_job job = {(const char *)NK_P(0), (char *)NK_P(1), (size_t)a[2]};
+    nk_parallel(copy_item, &job, (long)((job.n + ((size_t)1 << 18) - 1) >> 18), NK_T(3));
     return 0;
 }
 
