@@ -10,7 +10,8 @@ row-reduction tasks (``kernels.row_groups``; a group may use the BLAS thread cou
 native threads when there is one queue, one thread otherwise), and, with one queue, a large 1x1 expansion
 convolution with the depthwise convolution that alone reads its result (``kernels.fused``). With one queue
 consecutive units whose work is a fixed list of C calls run as one ``Chain`` (``kernels.bound``; graph inputs
-and outputs are patched in per run). With one queue the units run inline
+and outputs are patched in per run); a program that is one chain runs straight from the caller's arrays
+(``Chain.run_io``: no views, no per-unit Python). With one queue the units run inline
 in blob order (validation proved that order honours every barrier). Otherwise each
 queue runs on its own thread; a task waits (``threading.Condition``) until every barrier it waits on
 has no pending producer, and decrements each barrier it updates when it finishes. Barrier records
