@@ -19,6 +19,10 @@ so every path here is exact integer arithmetic or provably exact float arithmeti
   float32 BLAS over k blocks short enough, summed in int64, else float64 BLAS; beyond 2^53 (or where the
   accumulator could overflow) the reference;
 * CAST between 8/16/32-bit integers, bool and float32: numpy conversions that round as the reference does.
+
+RESCALE and CAST also bind into chains (``kernels.bound``): ``nk_rescale_b`` (a value breaking a REQUIRE fails the
+call and the chain runs the Python path, whose fallback reports it) and ``nk_cast`` (conv_int.c: the same
+conversions element by element; tested bit for bit against the reference for every pair of types).
 """
 
 from __future__ import annotations
