@@ -558,21 +558,24 @@ def test_gemm_plan_packs_only_small_weight_sets() -> None:
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_gemm_with_run_time_weights(threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two run-time operands: OpenBLAS at one thread; conv.c's batched product (``native_bmm``) where kernels may
-    use several threads and conv.c has its AVX-512 tiles."""
+@pytest.mark.parametrize("small", [True, False])
+def test_gemm_with_run_time_weights(threads: int, small: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two run-time operands: conv.c's batched product (``native_bmm``) where conv.c has its AVX-512 tiles and
+    kernels may use several threads or the product is small (``_BMM_ONE_THREAD_MAX_MACS``); OpenBLAS otherwise."""
     from nnkiln.runtime.kernels import fast
 
     calls: list[int] = []
     real_gemm = fast.gemm
     monkeypatch.setattr(fast, "gemm", lambda *a: calls.append(1) or real_gemm(*a))
     monkeypatch.setattr(fast, "kernel_threads", lambda: threads)
+    if not small:
+        monkeypatch.setattr(fast, "_BMM_ONE_THREAD_MAX_MACS", 0)
     a, bm = _f(1, 20, 30), _f(1, 30, 40)
     fn = _gemm_fn("tosa.matmul", ([a.shape, bm.shape], (1, 20, 40)), None, [], [])
     out = np.empty((1, 20, 40), np.float32)
     fn([a, bm], [out], [])
     _close(out, _ref("tosa.matmul", [a, bm], {"A_zp": 0, "B_zp": 0}, (1, 20, 40)))
-    assert calls == ([] if threads > 1 and WIDE else [1])
+    assert calls == ([] if (threads > 1 or small) and WIDE else [1])
 
 
 @pytest.mark.parametrize("flags,needs,tests", [
