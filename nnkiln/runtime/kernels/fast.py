@@ -438,7 +438,9 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
 
     lib = conv.native_lib("conv") if np.dtype(ib[0].dtype).itemsize == 4 and 1 < len(xs) <= 8 else None
     if lib is not None and perms[-1] == len(xs) - 1 and xs[-1] >= _PERMUTE_MIN_ROW:
-        return _permuted_rows(lib, xs, perms)
+        # attention's [N, H, heads, D] <-> [N, heads, H, D]
+        strides = _strides(xs)
+        return _strided_copy(lib, lambda x: x.transpose(perms), [xs[p] for p in perms], [strides[p] for p in perms], 0)
     last = ob[0].shape[-1] if ob[0].shape else 0
     if 1 < last <= _NARROW_LAST and perms[-1] != len(xs) - 1:
         # (Without the C transpose, or for other permutations.) A narrow innermost output axis taken from an
@@ -458,33 +460,37 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
     return run
 
 
-def _permuted_rows(lib: Any, xs: tuple[int, ...], perms: tuple[int, ...]) -> NativeFn:
-    """A permutation that keeps the last axis (attention's [N, H, heads, D] <-> [N, heads, H, D]) as ``nk_permute32``:
-    one memcpy per output row; bound into chains (numpy's copy when called alone on small tensors)."""
-    out_shape = tuple(xs[p] for p in perms)
-    strides = [math.prod(xs[k + 1:]) for k in range(len(xs))]
-    d = np.array(out_shape, np.int64)
-    s = np.array([strides[p] for p in perms], np.int64)
-    total = math.prod(xs)
+def _strided_copy(lib: Any, view: Callable[[np.ndarray], np.ndarray], dims: Sequence[int], strides: Sequence[int],
+                  offset: int) -> NativeFn:
+    """``out = view(x)`` where ``view`` is a strided view of the 4-byte input (a permutation keeping the last axis, a
+    SLICE box) as ``nk_permute32``: output dims ``dims`` read with element ``strides`` from element ``offset``, one
+    memcpy per output row; bound into chains (numpy's copy when called alone on small tensors)."""
+    d, st = np.array(dims, np.int64), np.array(strides, np.int64)
+    total = math.prod(dims)
     small = total < _NATIVE_TRANSPOSE_MIN
     nt = 0 if total >= _PARALLEL_TRANSPOSE_MIN else 1
 
     def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
         x, o = ins[0], outs[0]
         if small or not (x.flags.c_contiguous and o.flags.c_contiguous):
-            np.copyto(o, x.transpose(perms))
+            np.copyto(o, view(x))
             return
-        lib.nk_permute32(x.ctypes.data, o.ctypes.data, len(xs), d.ctypes.data, s.ctypes.data,
+        lib.nk_permute32(x.ctypes.data + 4 * offset, o.ctypes.data, len(dims), d.ctypes.data, st.ctypes.data,
                          kernel_threads() if nt == 0 else 1)
 
     def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> Bound | None:
         x, o = ins[0], outs[0]
         if not (x.flags.c_contiguous and o.flags.c_contiguous):
             return None
-        args = slots(x.ctypes.data, o.ctypes.data, len(xs), d.ctypes.data, s.ctypes.data, nt)
-        return Bound([(address(lib.nk_permute32_b), args)], [d, s])
+        args = slots(x.ctypes.data + 4 * offset, o.ctypes.data, len(dims), d.ctypes.data, st.ctypes.data, nt)
+        return Bound([(address(lib.nk_permute32_b), args)], [d, st])
 
     return NativeFn(run, bind)
+
+
+def _strides(shape: Sequence[int]) -> list[int]:
+    """C-order element strides of ``shape``."""
+    return [math.prod(shape[k + 1:]) for k in range(len(shape))]
 
 
 _BMM_ONE_THREAD_MAX_MACS = 1 << 25
@@ -528,26 +534,11 @@ def _slice(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
     if any(b < 0 or n < 1 or b + n > d for b, n, d in zip(start, size, xs)):
         return None
     box = tuple(slice(b, b + n) for b, n in zip(start, size))
-
-    def run(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
-        np.copyto(outs[0], ins[0][box])
-
     lib = conv.native_lib("conv") if np.dtype(ib[0].dtype).itemsize == 4 and len(xs) <= 8 else None
     if lib is None:
-        return run
-    strides = [math.prod(xs[k + 1:]) for k in range(len(xs))]
-    d, st = np.array(size, np.int64), np.array(strides, np.int64)
-    offset = 4 * sum(b * k for b, k in zip(start, strides))
-    nt = 0 if math.prod(size) >= _PARALLEL_TRANSPOSE_MIN else 1
-
-    def bind(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> Bound | None:
-        x, o = ins[0], outs[0]
-        if not (x.flags.c_contiguous and o.flags.c_contiguous):
-            return None
-        args = slots(x.ctypes.data + offset, o.ctypes.data, len(xs), d.ctypes.data, st.ctypes.data, nt)
-        return Bound([(address(lib.nk_permute32_b), args)], [d, st])
-
-    return NativeFn(run, bind)
+        return lambda ins, outs: np.copyto(outs[0], ins[0][box])
+    strides = _strides(xs)
+    return _strided_copy(lib, lambda x: x[box], size, strides, sum(b * k for b, k in zip(start, strides)))
 
 
 def _plain(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc],
