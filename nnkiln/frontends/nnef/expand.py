@@ -41,7 +41,7 @@ from nnkiln.frontends.nnef.ast import (
     has_tensor,
 )
 from nnkiln.frontends.nnef.checker import LENIENT_ARGUMENT_ALIASES, LENIENT_FRAGMENT_ALIASES
-from nnkiln.frontends.nnef.shapes import ShapeProblem, Shape, infer
+from nnkiln.frontends.nnef.shapes import Shape, ShapeProblem, compound_args, infer
 from nnkiln.ir.errors import NnefError
 
 MAX_DEPTH = 256
@@ -241,6 +241,11 @@ class Expander:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise self.error(f"§6: expansion of '{frag.name}' recurses more than {MAX_DEPTH} levels", node)
+        if frag.standard:
+            try:
+                args = compound_args(frag.name, args, lambda v: v.shape if isinstance(v, TensorRef) else ())
+            except ShapeProblem as err:
+                raise self.error(f"{err} (in '{frag.name}')", node) from None
         start_ops = len(self.graph.operations)
         start_tensors = set(self.graph.tensors)
         env = dict(args)

@@ -228,6 +228,10 @@ def full_like(lw: Lowerer, value: float, like: SSAValue) -> SSAValue:
 # tensor introducing, copy, update
 
 
+SPLAT_INLINE_MAX = 1 << 24
+"""A ``constant`` splat of more items than this becomes a one-item constant and a run-time TILE."""
+
+
 @handles("constant")
 def _constant(lw: Lowerer, op: FlatOp) -> None:
     shape = [int(s) for s in op.attribs["shape"]]  # type: ignore[union-attr]
@@ -237,6 +241,15 @@ def _constant(lw: Lowerer, op: FlatOp) -> None:
     if why is not None:
         raise lw.error(f"constant of {why}")
     arr = np.asarray(value, dtype=dt)
+    count = int(np.prod(shape, dtype=np.int64))
+    if arr.size == 1 and count > SPLAT_INLINE_MAX:
+        # A large splat is not built at import (a fuzzed shape could ask for gigabytes): one item,
+        # tiled at run time. Constant folding leaves it alone (its result exceeds fold's limit).
+        from nnkiln.dialects.tosa.ops_data_layout import TileOp
+
+        one = lw.g.const(np.full((1,) * len(shape), arr[0], dtype=dt))
+        lw.out(op, lw.g.value(TileOp, [one], one.type.element_type, multiples=shape))  # type: ignore[attr-defined]
+        return
     arr = np.full(shape, arr[0], dtype=dt) if arr.size == 1 else arr.reshape(shape)
     lw.out(op, arr)
 

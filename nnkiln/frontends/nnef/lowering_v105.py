@@ -8,8 +8,9 @@
   Decision: indices follow ONNX/numpy (``-K <= i < K``, negative ones count from the end; run-time ones are
   shifted with GREATER/ADD/SELECT); constant indices outside that range are an error; run-time indices
   outside it give TOSA GATHER's unpredictable result (the spec does not define them).
-* ``cast<T>(input)``: scalar → integer truncates toward zero (as the Khronos interpreter and the language's
-  ``integer()`` conversion do), via FLOOR/CEIL + CAST; scalar/integer → logical is ``x != 0``; logical →
+* ``cast<T>(input)``: scalar → integer truncates toward zero (as the Khronos interpreter does; unlike the
+  language's compile-time ``integer()``, which floors: §3.3.3 "the closest smaller integer"), via FLOOR/CEIL
+  + CAST; scalar/integer → logical is ``x != 0``; logical →
   integer/scalar is 1/0 (CAST through int32); integer → scalar is CAST.
 * ``sin``, ``cos``, ``tan``, ``asin``, ``acos``, ``atan``, ``sinh``, ``cosh``, ``asinh``, ``acosh``,
   ``atanh``: TOSA 0.30 has no such operators and no finite composition of its operators computes them

@@ -503,14 +503,14 @@ def _multilinear(lw: Lowerer, op: FlatOp) -> None:
     xp = border_pad(lw, x, pad_pairs, "replicate" if border == "replicate" else border, 0.0)
     xc = cnn.to_channels_last(lw.g, xp)
     ins = list(xs[2:])
-    if k == 1:
+    if k == 1:  # one spatial axis: RESIZE's H is to_channels_last's dummy axis of extent 1 (not padded), kept
         factor, ins = [1] + factor, [1] + ins
     strides, offsets, borders, outs = [], [], [], []
     if method not in ("asymmetric", "symmetric", "aligned"):
         raise lw.error(f"multilinear_upsample method '{method}' is not supported")
     for i in range(2):
         f, n = factor[i], ins[i]
-        st, off = multilinear_sampling(method, f, n)
+        st, off = (1.0, 0.0) if k == 1 and i == 0 else multilinear_sampling(method, f, n)
         out = n * f
         padded = shape_of(xc)[1 + i]
         borders.append(out - resize_output_dim(padded, st, off, 0, 0))

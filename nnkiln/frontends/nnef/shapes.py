@@ -14,6 +14,12 @@ Decisions (inventory §1.8 [D] items):
 * ``sample`` with ``border = 'ignore'`` is valid only when its index comes from ``argmax_pool`` with
   ``border = 'ignore'`` and the same window (the pattern of ``max_pool``, used by the spec's AlexNet, App. C.1):
   such an index never points into the border. Checked by the expander, which knows the producer.
+* ``squeeze`` / ``unsqueeze`` (compound, §4.5.1) follow the prose, which ``compound_args`` checks before the
+  body is expanded: the axes are distinct and in range (input rank for squeeze, output rank = input rank +
+  len(axes) for unsqueeze). The spec's ``_unsqueeze_shape`` helper inserts the axes in the order given and
+  silently skips one beyond the current rank, so ``axes = [3, 1]`` on a rank-2 input would give rank 3; the
+  axes are sorted before the body runs, which gives the prose's result (a 1 at each listed output axis, the
+  input's extents in order elsewhere), as the Khronos tools do.
 """
 
 from __future__ import annotations
@@ -282,6 +288,22 @@ def infer(name: str, a: dict[str, object], shape: Callable[[object], Shape]) -> 
     from nnkiln.frontends.nnef.shapes_v105 import infer_v105
 
     return infer_v105(name, a, shape)
+
+
+def compound_args(name: str, a: dict[str, object], shape: Callable[[object], Shape]) -> dict[str, object]:
+    """The arguments of standard compound fragment ``name`` after the checks its prose adds to its body (see
+    the module docstring); raises :class:`ShapeProblem`."""
+    if name not in ("squeeze", "unsqueeze"):
+        return a
+    sec = "§4.5.1"
+    axes = _ints(a["axes"], "axes", sec)
+    rank = len(shape(a["input"])) + (len(axes) if name == "unsqueeze" else 0)
+    which = "output" if name == "unsqueeze" else "input"
+    bad = [i for i in axes if not 0 <= i < rank]
+    _req(not bad, f"{sec}: items of 'axes' must be non-negative and less than the rank of {which} ({rank}), "
+                  f"found {bad}")
+    _req(len(set(axes)) == len(axes), f"{sec}: 'axes' lists an axis twice: {axes}")
+    return {**a, "axes": sorted(axes)} if name == "unsqueeze" else a
 
 
 def slice_extents(x: Shape, a: dict[str, object]) -> tuple[list[int], list[int], Shape]:

@@ -217,10 +217,15 @@ INVALID: list[tuple[str, str, str]] = [
      "standard fragment 'squeeze'"),
     ("softmax_axis_out_of_range", H + f"graph g(x) -> (y) {{ {X} y = softmax(x, axes = [2]); }}",
      "out of range for rank 2"),
+    ("unsqueeze_axis_out_of_range", H + f"graph g(x) -> (y) {{ {X} y = unsqueeze(x, axes = [7]); }}",
+     "less than the rank of output (3), found [7]"),
+    ("squeeze_duplicate_axes", H + "graph g(x) -> (y) { x = external(shape = [1, 3]); y = squeeze(x, axes = [0, 0]); }",
+     "'axes' lists an axis twice"),
 ]
 
 # Rules checked only during expansion (stage 3 of §6); parse_document alone accepts these.
 STAGE3 = {"bad_shape_positive", "broadcast_mismatch", "conv_channels", "reshape_volume", "label_shape_conflict",
           "sample_ignore_border", "index_out_of_range", "infinite_recursion", "update_not_variable",
           "update_result_again", "update_twice", "deconv_output_shape_auto_padding", "reduce_duplicate_axes",
-          "window_exceeds_input", "squeeze_not_singleton", "softmax_axis_out_of_range", "label_characters"}
+          "window_exceeds_input", "squeeze_not_singleton", "softmax_axis_out_of_range", "label_characters",
+          "unsqueeze_axis_out_of_range", "squeeze_duplicate_axes"}

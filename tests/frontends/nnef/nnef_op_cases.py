@@ -174,6 +174,12 @@ CASES: dict[str, str] = {
                               "x6", "y, z, u", head=""),
     "softmax_batch_axis": g("y = softmax(x, axes = [0]);", head="x = external(shape = [3, 2, 2, 2]);"),
     "l2_normalization_epsilon": g("y = l2_normalization(x, axes = [1, 3], bias = 0.0, epsilon = 0.5);", head=X7),
+    # §4.5.1: unsqueeze's axes are output positions in any order (the spec's recursive helper needs them sorted)
+    "unsqueeze_unsorted_axes": g("y = unsqueeze(x, axes = [4, 1]);", head="x = external(shape = [2, 3, 4]);"),
+    "multilinear_1d_symmetric": g("y = multilinear_upsample(x, factor = [2], method = 'symmetric', border = 'replicate');",
+                                  head="x = external(shape = [1, 2, 5]);"),
+    "multilinear_1d_asymmetric": g("y = multilinear_upsample(x, factor = [2], method = 'asymmetric', border = 'constant');",
+                                   head="x = external(shape = [2, 3, 4]);"),
     "clamp_tensor_bounds": g("lo = external(shape = [1, 2, 1, 1]); y = clamp(x, lo, lo + 0.5);", "x, lo", head=X7),
 }
 

@@ -113,6 +113,36 @@ def test_absurdly_large_tensors_are_refused_at_import(tmp_path) -> None:  # noqa
         nnkiln.load(str(tmp_path))
 
 
+def test_large_splat_constant_is_tiled_at_run_time_not_built_at_import(tmp_path) -> None:  # noqa: ANN001
+    """A 6.4 GB splat ``constant`` (below the refusal limits) imports as a one-item constant and a TILE: the
+    import allocates nothing like its size, and a smaller one above the inline limit still computes the
+    splat's values when run."""
+    import resource
+
+    import nnkiln
+    from nnkiln.frontends.nnef.lowering import SPLAT_INLINE_MAX
+
+    (tmp_path / "graph.nnef").write_text(
+        "version 1.0;\ngraph g(x) -> (y) { x = external(shape = [1]);"
+        " c = constant(shape = [40000, 40000], value = [1.5]); y = add(x, c); }\n")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    module = nnkiln.load(str(tmp_path))
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB: far below 6.4 GB
+    names = [op.name for op in module.walk()]
+    assert "tosa.tile" in names
+    consts = [op for op in module.walk() if op.name == "tosa.const"]
+    assert [c.results[0].type.get_shape() for c in consts] == [(1, 1)]
+
+    rows = SPLAT_INLINE_MAX // 1024 + 1
+    (tmp_path / "graph.nnef").write_text(
+        f"version 1.0;\ngraph g(x) -> (y) {{ x = external(shape = [1]);"
+        f" c = constant(shape = [{rows}, 1024], value = [1.5]); y = add(x, c); }}\n")
+    module = nnkiln.load(str(tmp_path))
+    assert "tosa.tile" in [op.name for op in module.walk()]
+    y = nnkiln.compile(module).run({"x": np.array([2.0], np.float32)})["y"]
+    assert y.shape == (rows, 1024) and y.dtype == np.float32
+    assert np.all(y == np.float32(3.5))
+
 
 def _tar_bytes(members: list[tuple[tarfile.TarInfo, bytes]]) -> bytes:
     buf = io.BytesIO()

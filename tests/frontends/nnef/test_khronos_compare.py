@@ -38,6 +38,7 @@ KHRONOS_WRONG = {
     "reduce_duplicate_axes": "§4.4: reduction axes must be unique; Khronos does not check",
     "window_exceeds_input": "§4.3: down-scaling needs p + X + q >= f_d; Khronos does not check for box",
     "squeeze_not_singleton": "§4.5: squeeze is a reshape, whose volume must not change; Khronos does not check",
+    "squeeze_duplicate_axes": "§4.5.1: the output rank is the input rank minus len(axes); Khronos removes one axis",
 }
 KHRONOS_CRASHES = {"infinite_recursion"}  # segmentation fault in the C++ parser
 
