@@ -216,8 +216,10 @@ def conv_i32_cl(g: GraphBuilder, xl: SSAValue, x_zp: int, weight: np.ndarray | S
         for gi in range(group):
             xg = slice_value(g, xl, [0, 0, 0, gi * cg], [shp[0], shp[1], shp[2], cg])
             wg = slice_value(g, w, [gi * mg, 0, 0, 0], [mg, *wsh[1:]])
-            parts.append(g.value(Conv2DOp, [xg, wg, cst(b[gi * mg:(gi + 1) * mg], acc)], acc_t, **attrs))
-        y = g.value(ConcatOp, [parts], acc_t, axis=3)
+            part = g.value(Conv2DOp, [xg, wg, cst(b[gi * mg:(gi + 1) * mg], acc)], acc_t, **attrs)
+            # CONCAT has no int48 form: each int48 part becomes int32 first
+            parts.append(part if acc is Kind.I32 else rescale(g, part, Kind.I32))
+        return g.value(ConcatOp, [parts], element_type(Kind.I32), axis=3)
     if acc is not Kind.I32:
         y = rescale(g, y, Kind.I32)
     return y

@@ -433,6 +433,12 @@ class OnnxImporter:
             shape = self.shapes[vi.name]
             if tt.HasField("shape") and len(tt.shape.dim) != len(shape):
                 raise FrontendError(f"{where} has rank {len(tt.shape.dim)} but shapes= gives {list(shape)}", file=self.file)
+            if tt.HasField("shape"):  # only symbolic dimensions may be bound: a static one is part of the model
+                fixed = [(i, int(d.dim_value), int(v)) for i, (d, v) in enumerate(zip(tt.shape.dim, shape))
+                         if d.HasField("dim_value") and d.dim_value > 0 and int(d.dim_value) != int(v)]
+                if fixed:
+                    what = ", ".join(f"dimension {i} is {m} (shapes= gives {v})" for i, m, v in fixed)
+                    raise FrontendError(f"{where}: {what}; only symbolic dimensions can be bound", file=self.file)
         else:
             if not tt.HasField("shape"):
                 raise FrontendError(f"{where} has no shape; bind it with shapes={{'{vi.name}': [...]}}", file=self.file)

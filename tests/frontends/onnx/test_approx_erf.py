@@ -81,3 +81,36 @@ def test_gelu_none_against_the_exact_formula(tmp_path) -> None:  # noqa: ANN001
     for got in (ref_run(module, {"x": x})["y"], nnkiln.compile(module).run({"x": x})["y"]):
         err = np.abs(got.astype(np.float64) - exact)
         assert (err <= bound).all(), float(np.max(err / bound))
+
+
+def test_float16_erf_and_gelu_are_rounded_once_from_float32(tmp_path) -> None:  # noqa: ANN001
+    """float16 Erf and Gelu(approximate="none") are widened exactly, computed in float32 and rounded once: the
+    float16 rounding of the exact value, or one unit off where the float32 error reaches a rounding boundary;
+    Gelu's float32 error ``0.5·|x|·1.4e-7`` is absolute (it matters only for tiny results, x < -4)."""
+    x = np.concatenate([np.linspace(-6, 6, 2001), np.random.default_rng(1).standard_normal(500) * 2,
+                        [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(np.float16)
+    xd = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        gelu = 0.5 * xd * (1 + _exact(np.nan_to_num(xd, nan=0.0) / np.sqrt(2)))
+    gelu[np.isinf(xd) & (xd < 0)] = np.nan  # -inf · 0 (ONNX: NaN, as 0.5·x·(1 + erf(x/√2)) in IEEE arithmetic)
+    for op, opset, exact in (("Erf", 17, _exact(xd)), ("Gelu", 20, gelu)):
+        exact = np.where(np.isnan(xd), np.nan, exact)
+        graph = helper.make_graph([helper.make_node(op, ["x"], ["y"])], op,
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [x.size])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [x.size])])
+        path = tmp_path / f"{op}.onnx"
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9), path)
+        module = nnkiln.load(str(path))
+        with np.errstate(invalid="ignore", over="ignore"):
+            nearest = exact.astype(np.float16)
+        fin = np.isfinite(xd)
+        ulp = np.abs(np.spacing(nearest[fin])).astype(np.float64)
+        if op == "Gelu":
+            ulp = ulp + 0.5 * np.abs(xd[fin]) * MAX_ABS_ERROR
+        for got in (ref_run(module, {"x": x})["y"], nnkiln.compile(module).run({"x": x})["y"]):
+            assert got.dtype == np.float16
+            err = np.abs(got[fin].astype(np.float64) - nearest[fin].astype(np.float64))
+            assert (err <= ulp).all(), (op, float(x[fin][np.argmax(err - ulp)]))
+            assert (err == 0).mean() >= (0.97 if op == "Erf" else 0.85), (op, float((err == 0).mean()))
+            assert (np.signbit(got[fin]) == np.signbit(nearest[fin]))[np.abs(nearest[fin]) > 0].all()
+            assert np.isnan(got[np.isnan(xd)]).all()

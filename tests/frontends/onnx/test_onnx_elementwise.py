@@ -355,7 +355,7 @@ def test_pow_forms() -> None:
 
 
 @pytest.mark.parametrize(("op", "inputs", "attrs"), [
-    ("Gelu", [rand(3).astype(np.float16)], {"approximate": "none"}),
+    ("Gelu", [rand(3).astype(ml_dtypes.bfloat16)], {"approximate": "none"}),
     ("Mod", [rand(3).astype(ml_dtypes.bfloat16), rand(3).astype(ml_dtypes.bfloat16)], {"fmod": 1}),
     ("Cast", [rand(3)], {"to": TensorProto.FLOAT8E4M3FN}),
     ("Pow", [np.array([2, 3], np.uint8), np.array([2, 2], np.int32)], {}),

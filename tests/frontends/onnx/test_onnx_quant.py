@@ -157,6 +157,25 @@ def test_conv_integer_and_matmul_integer_match_onnxruntime():
     assert np.array_equal(ours, ref)
 
 
+@pytest.mark.parametrize("group,m_out,wdt,wz", [(4, 4, np.uint8, 128), (4, 8, np.uint8, 37), (2, 6, np.int8, 0),
+                                                 (2, 4, np.int8, -5)])
+def test_grouped_conv_integer_with_a_run_time_input_zero_point_matches_onnxruntime(group, m_out, wdt, wz):
+    """quantize_dynamic's pattern for depthwise / grouped convolutions: DynamicQuantizeLinear (a run-time
+    input zero point) → ConvInteger(group > 1); the int32 accumulator bit for bit (weight zero points other
+    than the signed offset exercise the window-sum correction, per group)."""
+    rng = np.random.default_rng(41)
+    w = _rand_q(rng, (m_out, 4 // group, 3, 3), wdt)
+    m = _model([oh.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+                oh.make_node("ConvInteger", ["xq", "w", "xz", "wz"], ["y"], group=group, pads=[1, 0, 1, 2],
+                             strides=[1, 2])],
+               [oh.make_tensor_value_info("x", TP.FLOAT, [2, 4, 7, 6])], [oh.make_tensor_value_info("y", TP.INT32, None)],
+               [nh.from_array(w, "w"), nh.from_array(np.array(wz, wdt), "wz")], opset=13)
+    x = (rng.standard_normal((2, 4, 7, 6)) * 3 + 1).astype(np.float32)
+    (ours,), _ = _ours(m, {"x": x})
+    (ref,) = _ort(m, {"x": x})
+    assert ours.shape == ref.shape and np.array_equal(ours, ref)
+
+
 def test_qlinear_matmul_matches_onnxruntime():
     rng = np.random.default_rng(5)
     b = _rand_q(rng, (6, 4), np.uint8)

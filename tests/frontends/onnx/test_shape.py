@@ -206,12 +206,65 @@ def test_scatter_elements_and_nd() -> None:
     check(node_model("ScatterND", y, {"i": np.array([[0], [2]], I64)}, order=["x", "i", "u"]), y)
 
 
-def test_scatter_reduction_is_unsupported() -> None:
-    x = {"x": rand(1, 5), "u": rand(1, 2)}
+@pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
+def test_scatter_reductions_with_repeated_constant_indices(reduction: str) -> None:
+    """Updates applied in index order, in rounds of distinct targets: equal to onnxruntime's sequential
+    result (here exactly, the combinations being single float operations per round)."""
+    x = {"x": rand(2, 5), "u": rand(2, 4)}
+    m = node_model("ScatterElements", x, {"i": np.array([[1, 1, 4, 1], [0, -1, 4, 0]], I64)}, order=["x", "i", "u"],
+                   axis=1, reduction=reduction)
+    check(m, x, rtol=0, atol=0)
+    y = {"x": rand(4, 3), "u": rand(3, 3)}
+    check(node_model("ScatterND", y, {"i": np.array([[2], [0], [2]], I64)}, order=["x", "i", "u"],
+                     reduction=reduction), y, rtol=0, atol=0)
+
+
+def test_scatter_reduction_of_int8_data_is_refused_by_name() -> None:
+    x = {"x": np.zeros((1, 5), np.int8), "u": np.ones((1, 2), np.int8)}
     m = node_model("ScatterElements", x, {"i": np.array([[1, 1]], I64)}, order=["x", "i", "u"], axis=1,
-                   reduction="add")
-    with pytest.raises(FrontendError, match="not supported"):
+                   reduction="add", out_type=TensorProto.INT8)
+    with pytest.raises(FrontendError, match="reduction 'add' of i8 tensors is not supported"):
         run_model(m, list(x.values()))
+
+
+def test_gather_nd_with_run_time_indices() -> None:
+    x = {"x": rand(3, 5, 4), "i": np.array([[0, 4], [1, -1], [2, 2]], I64)}
+    m = node_model("GatherND", x)
+    check(m, x, rtol=0, atol=0)
+    assert "tosa.gather" in ir_of(m, x)
+    check(node_model("GatherND", {"x": rand(2, 3, 4, 2), "i": np.array([[[2, -1]], [[0, 3]]], I64)}, batch_dims=1),
+          {"x": rand(2, 3, 4, 2), "i": np.array([[[2, -1]], [[0, 3]]], I64)}, rtol=0, atol=0)
+    y = {"x": rand(4, 3), "i": np.array([[3], [-4], [1]], I64)}  # whole rows
+    check(node_model("GatherND", y), y, rtol=0, atol=0)
+
+
+def test_gather_elements_and_scatters_with_run_time_indices() -> None:
+    x = {"x": rand(3, 4), "i": np.array([[-1, 0], [2, 1], [0, 3]], I64)}
+    check(node_model("GatherElements", x, axis=1), x, rtol=0, atol=0)
+    y = {"x": rand(3, 5), "i": np.array([[0, 3], [4, -4], [1, 2]], I64), "u": rand(3, 2)}
+    check(node_model("ScatterElements", y, axis=1), y, rtol=0, atol=0)
+    z = {"x": rand(4, 3, 2), "i": np.array([[3], [-4]], I64), "u": rand(2, 3, 2)}
+    check(node_model("ScatterND", z), z, rtol=0, atol=0)
+
+
+def test_run_time_index_out_of_range_is_a_clean_run_error() -> None:
+    import nnkiln
+    from nnkiln.ir.errors import NnkilnError
+
+    # [1, 5] is outside the [3, 5] grid, though its flat position 10 is inside the 15 rows
+    x = {"x": rand(3, 5, 4), "i": np.array([[0, 4], [1, 5], [2, 2]], I64)}
+    exe = nnkiln.compile(import_model_proto(node_model("GatherND", x), list(x.values())))
+    with pytest.raises(NnkilnError, match="REQUIRE"):
+        exe.run({"x": x["x"], "i": x["i"]})
+    y = {"x": rand(3, 4), "i": np.array([[0, 4], [1, 0], [2, -5]], I64)}  # 4 and -5 outside the axis of 4
+    for idx in (np.array([[0, 4], [1, 0], [2, 1]], I64), np.array([[0, 1], [1, 0], [2, -5]], I64)):
+        exe = nnkiln.compile(import_model_proto(node_model("GatherElements", y, axis=1), list(y.values())))
+        with pytest.raises(NnkilnError, match="REQUIRE"):
+            exe.run({"x": y["x"], "i": idx})
+    z = {"x": rand(3, 5), "i": np.array([[0, 5], [4, 1], [1, 2]], I64), "u": rand(3, 2)}
+    exe = nnkiln.compile(import_model_proto(node_model("ScatterElements", z, axis=1), list(z.values())))
+    with pytest.raises(NnkilnError, match="REQUIRE"):
+        exe.run(z)
 
 
 # ---- layout ops, generators -----------------------------------------------------------------

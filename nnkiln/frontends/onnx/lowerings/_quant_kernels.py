@@ -300,11 +300,10 @@ def dyn_conv_i32(ctx: NodeContext, x_idx: int, xz_idx: int, w_idx: int, wz_idx: 
     """conv(x - x_zp, w - w_zp) in int32 (channels last) for run-time weights / zero points:
     ``x - x_zp`` as int16 (CONV2D int16×int8 → int48), ``w`` shifted to int8 by ``off`` (128 for uint8)
     and the rest of the weight zero point added back as ``(off - w_zp[m]) · Σ_window(x - x_zp)``
-    (the window sum is a CONV2D with a weight of ones). ``group`` must be 1."""
+    (the window sum is a convolution with a weight of ones). Grouped (and depthwise) convolutions take the
+    same route: the weight of ones has the weight's shape, so each output channel sums its own group's inputs."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp, SubOp
 
-    if int(ctx.attr("group", 1)) != 1:
-        raise ctx.error("grouped integer convolutions with run-time weights or zero points are not supported")
     xv, wv = ctx.input(x_idx), ctx.input(w_idx)
     x16 = _centered_i16(ctx, x_idx, xz_idx, xv.rank, 1)
     wkind = elem_kind_of_array(ctx, np.asarray(wv.const), wv.kind) if wv.is_const else wv.kind
@@ -316,8 +315,9 @@ def dyn_conv_i32(ctx: NodeContext, x_idx: int, xz_idx: int, w_idx: int, wz_idx: 
     wz_const = ctx.input(wz_idx).const if ctx.has_input(wz_idx) else np.zeros(1, np.int64)
     if wz_const is not None and np.all(np.asarray(wz_const).astype(np.int64) == off):
         return acc, k
-    ones = TensorValue.constant(np.ones((1, *wv.shape[1:]), np.int8))
-    wsum, _ = conv_i32(ctx, x16, 0, ones, 0, None)  # [N, OH, OW, 1]
+    group = int(ctx.attr("group", 1))
+    ones = TensorValue.constant(np.ones((1 if group == 1 else wv.shape[0], *wv.shape[1:]), np.int8))
+    wsum, _ = conv_i32(ctx, x16, 0, ones, 0, None)  # [N, OH, OW, 1] (group 1) or [N, OH, OW, M]
     if ctx.has_input(wz_idx):
         wz = param(ctx, wz_idx, 4, 3, I32)  # [1, 1, 1, M] or [1, 1, 1, 1]
         corr = emit(ctx, SubOp, [scalar_const(ctx, off, I32, 4), wz], I32)

@@ -19,6 +19,11 @@ odd symmetry covers the negatives; |x| > 8 clamps to the value at 4): **max abso
 (at x ≈ 1.19); max relative error 6.6e-7 for normal floats (larger only for subnormal x, where the
 float32 result itself has few significant bits). The exact-arithmetic error of the fit is 5.8e-8;
 float32 rounding adds the rest. ``tests/frontends/onnx/test_approx_erf.py`` re-measures it.
+
+float16 inputs (Erf and Gelu) are widened exactly to float32 (``elementwise_cast._f16_to_f32``: TOSA 0.30 has
+no float CAST), computed as above, and rounded once to float16 (the ``math.cast`` custom op, round to nearest
+even): the float16 rounding of erf except within 1.4e-7 of a float16 rounding boundary (then one unit off),
+as onnxruntime, which also computes in float32.
 """
 
 from __future__ import annotations
@@ -104,11 +109,25 @@ def erf_ir(ctx: NodeContext, x: SSAValue) -> SSAValue:
 def Erf(ctx: NodeContext) -> Result:
     """Erf: ``TANH(c·Q(c²))``, ``c = CLAMP(x, −4, 4)`` (max absolute error 1.4e-7 in float32; see the module docstring)."""
     tv = ctx.input(0)
-    if tv.kind is not Kind.F32:
-        raise ctx.error(f"Erf is supported for float32 only (got {tv.kind.value})")
+    if tv.kind not in (Kind.F32, Kind.F16):
+        raise ctx.error(f"Erf is supported for float32 and float16 only (got {tv.kind.value})")
     if tv.is_const:
-        return [erf_f32(np.asarray(tv.const))]
+        return [erf_f32(np.asarray(tv.const)).astype(np.asarray(tv.const).dtype)]
+    if tv.kind is Kind.F16:
+        return [_round_to_f16(ctx, erf_ir(ctx, _widen_f16(ctx, ctx.tensor(0))))]
     return [erf_ir(ctx, ctx.tensor(0))]
+
+
+def _widen_f16(ctx: NodeContext, x: SSAValue) -> SSAValue:
+    from nnkiln.frontends.onnx.lowerings.elementwise_cast import _f16_to_f32
+
+    return _f16_to_f32(ctx, x)
+
+
+def _round_to_f16(ctx: NodeContext, x: SSAValue) -> SSAValue:
+    from nnkiln.frontends.onnx.lowerings.elementwise_cast import _float_cast
+
+    return _float_cast(ctx, x, Kind.F32, Kind.F16)
 
 
 def gelu_erf(ctx: NodeContext) -> Result:
@@ -116,13 +135,14 @@ def gelu_erf(ctx: NodeContext) -> Result:
     (float32 only; absolute error of the erf term 1.4e-7, so of the result at most ~0.7e-7·|x| more than
     the float32 rounding of the exact formula)."""
     tv = ctx.input(0)
-    if tv.kind is not Kind.F32:
+    if tv.kind not in (Kind.F32, Kind.F16):
         raise ctx.error(f'approximate="none" is not supported for {tv.kind.value} inputs: it needs erf, which is '
-                        "approximated in float32 only")
+                        "approximated in float32 (float16 through it) only")
     if tv.is_const:
         x = np.asarray(tv.const, np.float32)
-        return [(np.float32(0.5) * x * (np.float32(1) + erf_f32(x * np.float32(1 / np.sqrt(2))))).astype(np.float32)]
-    x = ctx.tensor(0)
+        y = (np.float32(0.5) * x * (np.float32(1) + erf_f32(x * np.float32(1 / np.sqrt(2))))).astype(np.float32)
+        return [y.astype(np.asarray(tv.const).dtype)]
+    x = ctx.tensor(0) if tv.kind is Kind.F32 else _widen_f16(ctx, ctx.tensor(0))
     rank = len(tv.shape)
     et = element_type(Kind.F32)
 
@@ -131,7 +151,8 @@ def gelu_erf(ctx: NodeContext) -> Result:
 
     e = erf_ir(ctx, ctx.g.value(MulOp, [x, k(float(np.float32(1 / np.sqrt(2))))], et, shift=0))
     half_x = ctx.g.value(MulOp, [x, k(0.5)], et, shift=0)
-    return [ctx.g.value(MulOp, [half_x, ctx.g.value(AddOp, [e, k(1.0)], et)], et, shift=0)]
+    y = ctx.g.value(MulOp, [half_x, ctx.g.value(AddOp, [e, k(1.0)], et)], et, shift=0)
+    return [y if tv.kind is Kind.F32 else _round_to_f16(ctx, y)]
 
 
 __all__: Sequence[str] = ("COEFFICIENTS", "Erf", "MAX_ABS_ERROR", "erf_f32", "erf_ir", "fit_coefficients", "gelu_erf")

@@ -1,7 +1,6 @@
 """More ONNX lowerings composed from several TOSA 0.30 ops (family ``composite_more``).
 
-GatherElements with run-time indices (a pattern tried before the constant-index lowering in
-``shape_gather``), SwiGLU, TensorScatter, AffineGrid, STFT, CausalConvWithState, LinearAttention
+SwiGLU, TensorScatter, AffineGrid, STFT, CausalConvWithState, LinearAttention
 (unrolled over the static sequence length) and RoiAlign (avg mode). The small IR helpers are the
 ``composite`` family's.
 
@@ -11,7 +10,8 @@ every unselected element by a sentinel and a REDUCE over the one-hot axis: REDUC
 survives per output, so the result is that element bit for bit (MAXIMUM keeps −0 against −inf and
 propagates NaN, spec §2.5 apply_max) — unlike a one-hot MUL/REDUCE_SUM, which would turn −0 into +0
 and spread NaN/inf from unselected elements. Out-of-range indices (an ONNX error) select nothing and
-give the sentinel.
+give the sentinel. (GatherElements with run-time indices is a GATHER in ``shape_gather``, which fails the
+run on an out-of-range index.)
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.layout import transpose
 from nnkiln.frontends.common.nn import slice_value
 from nnkiln.frontends.onnx.importer import NodeContext
-from nnkiln.frontends.onnx.lowerings import fusion, lowering
+from nnkiln.frontends.onnx.lowerings import lowering
 from nnkiln.frontends.onnx.lowerings._shape_common import gather_flat
 from nnkiln.frontends.onnx.lowerings.composite import (
     FLOAT_KINDS,
@@ -39,7 +39,6 @@ from nnkiln.frontends.onnx.lowerings.composite import (
     equal,
     float_input,
     full,
-    greater,
     greater_equal,
     kind_v,
     logical_and,
@@ -86,56 +85,6 @@ def _runtime_index(ctx: NodeContext, i: int) -> SSAValue:
     if v.kind is not Kind.I32:
         raise ctx.error(f"{v.kind.value} run-time indices are not supported (int32/int64 only)")
     return val(ctx, v)
-
-
-def _wrap_negative(ctx: NodeContext, idx: SSAValue, dim: int) -> SSAValue:
-    """``idx < 0 ? idx + dim : idx`` (int32)."""
-    g = ctx.g
-    rank = len(shape_of(idx))
-    neg = greater(g, full(g, 0, Kind.I32, rank), idx)
-    return select(g, neg, add(g, idx, full(g, dim, Kind.I32, rank)), idx)
-
-
-# ------------------------------------------------------------------------------------------------
-# GatherElements (run-time indices)
-
-
-@fusion("GatherElements")
-def gather_elements_runtime(ctx: NodeContext) -> Result | None:
-    """GatherElements (opsets 11, 13) with run-time indices: the data and the indices are
-    TRANSPOSEd so ``axis`` is last and viewed as ``[Q, 1, D]`` and ``[Q, I, 1]``; the one-hot
-    ``EQUAL(indices, iota(D))`` picks one element per output (see the module doc). Negative indices
-    wrap once (``+ D``). Non-axis dimensions of the indices smaller than the data's SLICE the data.
-    Constant indices decline (the ``shape_gather`` lowering gathers them with GATHER)."""
-    ind = ctx.input(1)
-    if ind.is_const:
-        return None
-    data = ctx.input(0)
-    rank = data.rank
-    axis = norm_axis(ctx, int(ctx.attr("axis", 0)), rank)
-    if ind.rank != rank or any(ind.shape[d] > data.shape[d] for d in range(rank) if d != axis):
-        raise ctx.error(f"indices shape {list(ind.shape)} does not fit data shape {list(data.shape)}")
-    if any(d == 0 for d in ind.shape):
-        raise ctx.error("zero-size indices are not supported (TOSA 0.30 has no zero-size tensors)")
-    g = ctx.g
-    idx = _runtime_index(ctx, 1)
-    x = val(ctx, data)
-    box = [ind.shape[d] if d != axis else data.shape[d] for d in range(rank)]
-    x = slice_value(g, x, [0] * rank, box)
-    d_len = data.shape[axis]
-    idx = _wrap_negative(ctx, idx, d_len)
-    perm = [d for d in range(rank) if d != axis] + [axis]
-    if perm != list(range(rank)):
-        x = transpose(g, x, perm)
-        idx = transpose(g, idx, perm)
-    rest = [ind.shape[d] for d in perm[:-1]]
-    q = math.prod(rest)
-    n_out = ind.shape[axis]
-    mask = equal(g, reshape(g, idx, (q, n_out, 1)), const_k(g, np.arange(d_len).reshape(1, 1, d_len), Kind.I32))
-    y = _pick(ctx, mask, reshape(g, x, (q, 1, d_len)), 2)
-    y = reshape(g, y, (*rest, n_out))
-    inv = list(np.argsort(perm))
-    return [transpose(g, y, inv) if inv != list(range(rank)) else y]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,6 +1,14 @@
 """Gather, GatherElements, GatherND, Scatter, ScatterElements, ScatterND, and the ops whose output shape
 depends on the data (NonZero, Compress, Unique: constant inputs fold at import). Constant indices are
 applied at import to an ``arange`` over the data's elements (see ``_shape_common``).
+
+Run-time indices (Gather, GatherND, ScatterElements, ScatterND) become flat int32 positions computed in the
+graph (negative indices shifted by the extent with GREATER/ADD/SELECT, times the strides, summed) and feed one
+GATHER or SCATTER. A position whose index tuple has an index outside its extent is set to -1, so the run fails
+with TOSA's REQUIRE error instead of reading a neighbouring element; repeated scatter targets fail the same way
+(SCATTER's ``output_modified`` check). Scatter reductions (``add``, ``mul``, ``max``, ``min``)
+need constant indices: the updates are applied in index order, in rounds of distinct targets (GATHER, combine,
+SCATTER per round), which is ONNX's sequential definition exactly.
 """
 
 from __future__ import annotations
@@ -10,14 +18,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nnkiln.dialects.tosa.base import Kind, element_type
-from nnkiln.dialects.tosa.ops_comparison import GreaterOp
+from xdsl.ir import SSAValue
+
+from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
+from nnkiln.dialects.tosa.ops_comparison import GreaterEqualOp, GreaterOp
 from nnkiln.dialects.tosa.ops_data_layout import TileOp
-from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
+from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, LogicalOrOp, MaximumOp, MinimumOp, MulOp
 from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
+from nnkiln.dialects.tosa.ops_reduction import ReduceAnyOp, ReduceSumOp
 from nnkiln.dialects.tosa.ops_scatter_gather import GatherOp, ScatterOp
 from nnkiln.dialects.tosa.ops_type_conversion import CastOp
-from nnkiln.frontends.common.arith import etype
+from nnkiln.frontends.common.arith import etype, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
@@ -86,7 +97,15 @@ def _norm_indices(ctx: NodeContext, idx: np.ndarray, dim: int) -> np.ndarray:
 def GatherElements(ctx: NodeContext) -> list[Result]:
     data = ctx.input(0)
     axis = norm_axis(ctx, int(ctx.attr("axis", 0)), data.rank)
-    idx = _norm_indices(ctx, ctx.const(1, "indices (GATHER needs import-time flat indices)"), data.shape[axis])
+    if not ctx.input(1).is_const:
+        flat = _along_axis(ctx, data.shape, axis, "GatherElements")
+        ind = ctx.input(1)
+        require_nonempty(ctx, ind.shape)
+        x, was_bool = as_gatherable(ctx, ctx.tensor(0))
+        out = ctx.g.value(GatherOp, [reshape(ctx.g, x, (1, math.prod(data.shape), 1)), flat], etype(x))
+        out = reshape(ctx.g, out, ind.shape)
+        return [ctx.g.value(CastOp, [out], element_type(Kind.BOOL)) if was_bool else out]
+    idx = _norm_indices(ctx, ctx.const(1, "indices"), data.shape[axis])
     if data.is_const:
         return [np.take_along_axis(np.asarray(data.const), idx, axis=axis)]
     positions = np.arange(math.prod(data.shape), dtype=np.int64).reshape(data.shape)
@@ -112,11 +131,86 @@ def _nd_indices(ctx: NodeContext, data_shape: Sequence[int], idx: np.ndarray, ba
     return np.where(idx < 0, idx + dims, idx)
 
 
+def _runtime_flat(ctx: NodeContext, ind: SSAValue, rows: int, w: int, dims: Sequence[int]) -> tuple[SSAValue, SSAValue]:
+    """(int32 ``[rows, w]`` positions ``Σ_j norm(ind[r, i, j]) · stride_j``, bool ``[rows, w]`` "some index of
+    the tuple is outside its extent") for run-time int32 indices ``[rows, w, q]`` into axes of extents ``dims``
+    (``q = len(dims)``, row-major strides; a negative index + its extent). See ``_poison``."""
+    q = len(dims)
+    i32, b1 = element_type(Kind.I32), element_type(Kind.BOOL)
+    i = reshape(ctx.g, ind, (rows, w, q))
+    ext = const(ctx, np.array(dims, np.int32).reshape(1, 1, q))
+    neg = ctx.g.value(GreaterOp, [const(ctx, np.zeros((1, 1, 1), np.int32)), i], b1)
+    bad = ctx.g.value(LogicalOrOp, [ctx.g.value(GreaterEqualOp, [i, ext], b1),
+                                    ctx.g.value(GreaterOp, [const(ctx, -np.array(dims, np.int32).reshape(1, 1, q)), i],
+                                                b1)], b1)
+    i = ctx.g.value(SelectOp, [neg, ctx.g.value(AddOp, [i, ext], i32), i], i32)
+    if q > 1:
+        strides = [math.prod(dims[j + 1:]) for j in range(q)]
+        i = ctx.g.value(MulOp, [i, const(ctx, np.array(strides, np.int32).reshape(1, 1, q))], i32, shift=0)
+        i = ctx.g.value(ReduceSumOp, [i], i32, axis=2)
+        bad = ctx.g.value(ReduceAnyOp, [bad], b1, axis=2)
+    return reshape(ctx.g, i, (rows, w)), reshape(ctx.g, bad, (rows, w))
+
+
+def _poison(ctx: NodeContext, flat: SSAValue, bad: SSAValue) -> SSAValue:
+    """``flat`` with -1 where ``bad``: an index outside its extent (which a flat position could hide, e.g.
+    ``[1, 5]`` in a ``[3, 5]`` grid is position 10) makes the GATHER / SCATTER fail its REQUIRE at run time."""
+    minus1 = const(ctx, np.full((1,) * len(shape_of(flat)), -1, np.int32))
+    return ctx.g.value(SelectOp, [bad, minus1, flat], element_type(Kind.I32))
+
+
+def _runtime_indices(ctx: NodeContext, idx: int, what: str) -> SSAValue:
+    ind = ctx.input(idx)
+    if ind.kind is not Kind.I32:
+        raise ctx.error(f"{ind.kind.value} run-time {what} indices are not supported (int32/int64 only)")
+    return ctx.tensor(idx)
+
+
+def _along_axis(ctx: NodeContext, shape: Sequence[int], axis: int, what: str) -> SSAValue:
+    """int32 ``[1, U]`` flat positions in a tensor of ``shape`` of the elements of run-time indices (input 1,
+    U elements, same rank) along ``axis``: each element's own coordinates off the axis (a constant part) plus
+    its normalised index times the axis stride."""
+    ind = ctx.input(1)
+    if ind.rank != len(shape) or any(i > d for a, (i, d) in enumerate(zip(ind.shape, shape)) if a != axis):
+        raise ctx.error(f"indices of shape {list(ind.shape)} do not fit data {list(shape)} along axis {axis}")
+    positions = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
+    coords = list(np.indices(ind.shape, dtype=np.int64))
+    coords[axis] = np.zeros(ind.shape, np.int64)
+    base = positions[tuple(coords)].reshape(1, -1).astype(np.int32)
+    stride = math.prod(shape[axis + 1:])
+    i32 = element_type(Kind.I32)
+    along, bad = _runtime_flat(ctx, _runtime_indices(ctx, 1, what), 1, math.prod(ind.shape), [shape[axis]])
+    if stride != 1:
+        along = ctx.g.value(MulOp, [along, const(ctx, np.full((1, 1), stride, np.int32))], i32, shift=0)
+    return _poison(ctx, ctx.g.value(AddOp, [along, const(ctx, base)], i32), bad)
+
+
+def _gather_nd_runtime(ctx: NodeContext, b: int) -> SSAValue:
+    """GatherND with run-time indices: data as ``[NB, K, C]`` (NB the batch dims, K the indexed ones),
+    indices as flat positions ``[NB, W]``, one GATHER."""
+    data, ind = ctx.input(0), ctx.input(1)
+    q = ind.shape[-1]
+    if ind.rank < 1 or ind.rank - 1 < b or q < 1 or b + q > data.rank:
+        raise ctx.error(f"indices of shape {list(ind.shape)} do not fit data {list(data.shape)} with batch_dims {b}")
+    nb = math.prod(data.shape[:b])
+    dims = list(data.shape[b:b + q])
+    k, c = math.prod(dims), math.prod(data.shape[b + q:])
+    w = math.prod(ind.shape[b:-1])
+    out_shape = tuple(ind.shape[:-1]) + tuple(data.shape[b + q:])
+    require_nonempty(ctx, out_shape)
+    flat = _poison(ctx, *_runtime_flat(ctx, _runtime_indices(ctx, 1, "GatherND"), nb, w, dims))
+    x, was_bool = as_gatherable(ctx, ctx.tensor(0))
+    out = reshape(ctx.g, ctx.g.value(GatherOp, [reshape(ctx.g, x, (nb, k, c)), flat], etype(x)), out_shape)
+    return ctx.g.value(CastOp, [out], element_type(Kind.BOOL)) if was_bool else out
+
+
 @lowering("GatherND")
 def GatherND(ctx: NodeContext) -> list[Result]:
     data = ctx.input(0)
     b = int(ctx.attr("batch_dims", 0))
-    idx = np.asarray(ctx.const(1, "indices (GATHER needs import-time flat indices)")).astype(np.int64)
+    if not ctx.input(1).is_const:
+        return [_gather_nd_runtime(ctx, b)]
+    idx = np.asarray(ctx.const(1, "indices")).astype(np.int64)
     idx = _nd_indices(ctx, data.shape, idx, b)
     if data.is_const:
         return [_gather_nd(np.asarray(data.const), idx, b)]
@@ -124,26 +218,57 @@ def GatherND(ctx: NodeContext) -> list[Result]:
     return [gather_flat(ctx, ctx.tensor(0), _gather_nd(positions, idx, b))]
 
 
-def _scatter_flat(ctx: NodeContext, targets: np.ndarray) -> list[Result]:
-    """SCATTER of input 2 (updates) into input 0 at the flat positions ``targets``."""
-    reduction = ctx.attr("reduction", "none")
-    if reduction != "none":
-        raise ctx.error(f"reduction '{reduction}' is not supported (TOSA SCATTER only overwrites)")
-    targets = np.asarray(targets, dtype=np.int64).reshape(-1)
-    if len(np.unique(targets)) != targets.size:
-        raise ctx.error("repeated indices are not supported (SCATTER's result would be unpredictable)")
+_COMBINE = {"add": AddOp, "mul": MulOp, "max": MaximumOp, "min": MinimumOp}
+_NP_COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def _scatter_flat(ctx: NodeContext, targets: np.ndarray | SSAValue) -> list[Result]:
+    """SCATTER of input 2 (updates) into input 0 at the flat positions ``targets`` (constant, or a run-time
+    int32 ``[1, U]`` value); with a reduction, in rounds of distinct constant targets (module docstring)."""
+    reduction = str(ctx.attr("reduction", "none"))
+    if reduction != "none" and reduction not in _COMBINE:
+        raise ctx.error(f"reduction '{reduction}' is not supported")
     data, upd = ctx.input(0), ctx.input(2)
-    if data.is_const and upd.is_const:
-        out = np.asarray(data.const).copy().reshape(-1)
-        out[targets] = np.asarray(upd.const).reshape(-1)
-        return [out.reshape(data.shape)]
     size = math.prod(data.shape)
+    if isinstance(targets, SSAValue):
+        if reduction != "none":
+            raise ctx.error(f"reduction '{reduction}' with run-time indices is not supported (constant indices only)")
+        rounds: list[tuple[np.ndarray | SSAValue, np.ndarray]] = [(targets, np.arange(math.prod(upd.shape)))]
+    else:
+        targets = np.asarray(targets, dtype=np.int64).reshape(-1)
+        if reduction == "none" and len(np.unique(targets)) != targets.size:
+            raise ctx.error("repeated indices are not supported without a reduction (the result would be "
+                            "unpredictable)")
+        # round r holds the r-th occurrence (in index order) of every target: distinct within a round
+        level = np.zeros(targets.size, np.int64)
+        count: dict[int, int] = {}
+        for n, t in enumerate(targets.tolist()):
+            level[n] = count.get(t, 0)
+            count[t] = int(level[n]) + 1
+        rounds = [(targets[level == r], np.nonzero(level == r)[0]) for r in range(int(level.max(initial=-1)) + 1)]
+        if data.is_const and upd.is_const:
+            out = np.asarray(data.const).copy().reshape(-1)
+            u = np.asarray(upd.const).reshape(-1)
+            for t, which in rounds:
+                out[t] = u[which] if reduction == "none" else _NP_COMBINE[reduction](out[t], u[which])
+            return [out.reshape(data.shape)]
     x, was_bool = as_gatherable(ctx, ctx.tensor(0))
+    if reduction != "none" and kind_of(etype(x)) not in (Kind.F32, Kind.F16, Kind.I32):
+        raise ctx.error(f"reduction '{reduction}' of {data.kind.value} tensors is not supported "
+                        "(float32, float16, int32/int64 only)")
     u, _ = as_gatherable(ctx, ctx.tensor(2))
+    u = reshape(ctx.g, u, (1, math.prod(upd.shape), 1))
     vals = reshape(ctx.g, x, (1, size, 1))
-    idx = const(ctx, targets.reshape(1, -1).astype(np.int32))
-    out = ctx.g.value(ScatterOp, [vals, idx, reshape(ctx.g, u, (1, targets.size, 1))], etype(x))
-    out = reshape(ctx.g, out, data.shape)
+    for t, which in rounds:
+        idx = t if isinstance(t, SSAValue) else const(ctx, t.reshape(1, -1).astype(np.int32))
+        ur = u if len(which) == math.prod(upd.shape) and np.all(which == np.arange(len(which))) else \
+            ctx.g.value(GatherOp, [u, const(ctx, which.reshape(1, -1).astype(np.int32))], etype(u))
+        if reduction != "none":
+            cur = ctx.g.value(GatherOp, [vals, idx], etype(vals))
+            extra = {"shift": 0} if reduction == "mul" and kind_of(etype(vals)) is Kind.I32 else {}
+            ur = ctx.g.value(_COMBINE[reduction], [cur, ur], etype(vals), **extra)
+        vals = ctx.g.value(ScatterOp, [vals, idx, ur], etype(x))
+    out = reshape(ctx.g, vals, data.shape)
     if was_bool:
         out = ctx.g.value(CastOp, [out], element_type(Kind.BOOL))
     return [out]
@@ -153,8 +278,13 @@ def _scatter_flat(ctx: NodeContext, targets: np.ndarray) -> list[Result]:
 def ScatterElements(ctx: NodeContext) -> list[Result]:
     data = ctx.input(0)
     axis = norm_axis(ctx, int(ctx.attr("axis", 0)), data.rank)
-    idx = _norm_indices(ctx, ctx.const(1, "indices (SCATTER needs import-time flat indices)"), data.shape[axis])
     positions = np.arange(math.prod(data.shape), dtype=np.int64).reshape(data.shape)
+    ind = ctx.input(1)
+    if not ind.is_const:
+        if ind.shape != ctx.input(2).shape:
+            raise ctx.error(f"indices {list(ind.shape)} and updates {list(ctx.input(2).shape)} must have equal shapes")
+        return _scatter_flat(ctx, _along_axis(ctx, data.shape, axis, "ScatterElements"))
+    idx = _norm_indices(ctx, ctx.const(1, "indices"), data.shape[axis])
     # target of update element u: its own coordinates with the axis coordinate replaced by idx[u]
     coords = list(np.indices(idx.shape, dtype=np.int64))
     coords[axis] = idx
@@ -169,8 +299,22 @@ def Scatter(ctx: NodeContext) -> list[Result]:
 
 @lowering("ScatterND")
 def ScatterND(ctx: NodeContext) -> list[Result]:
-    data = ctx.input(0)
-    idx = np.asarray(ctx.const(1, "indices (SCATTER needs import-time flat indices)")).astype(np.int64)
+    data, ind = ctx.input(0), ctx.input(1)
+    if not ind.is_const:
+        q = ind.shape[-1] if ind.rank else 0
+        if q < 1 or q > data.rank:
+            raise ctx.error(f"indices of shape {list(ind.shape)} do not fit data {list(data.shape)}")
+        w = math.prod(ind.shape[:-1])
+        flat = _poison(ctx, *_runtime_flat(ctx, _runtime_indices(ctx, 1, "ScatterND"), 1, w, list(data.shape[:q])))
+        c = math.prod(data.shape[q:])
+        if c > 1:  # each index addresses a slice of c elements: positions flat·c + 0..c-1
+            i32 = element_type(Kind.I32)
+            flat = ctx.g.value(MulOp, [reshape(ctx.g, flat, (1, w, 1)), const(ctx, np.full((1, 1, 1), c, np.int32))],
+                               i32, shift=0)
+            flat = ctx.g.value(AddOp, [flat, const(ctx, np.arange(c, dtype=np.int32).reshape(1, 1, c))], i32)
+            flat = reshape(ctx.g, flat, (1, w * c))
+        return _scatter_flat(ctx, flat)
+    idx = np.asarray(ctx.const(1, "indices")).astype(np.int64)
     idx = _nd_indices(ctx, data.shape, idx, 0)
     positions = np.arange(math.prod(data.shape), dtype=np.int64).reshape(data.shape)
     return _scatter_flat(ctx, _gather_nd(positions, idx, 0))
