@@ -272,6 +272,11 @@ class Checker:
                                      "identifier of the graph body must be a single tensor", ident)
                 if ident.name in inputs and not (is_external and isinstance(stmt.lhs, Identifier)):
                     raise self.error(f"§3.3.2: graph input '{ident.name}' must be defined by 'external'", ident)
+                if is_external and ident.name not in inputs:
+                    # decision: the text makes externals the graph parameters (§3.3.2) and says an external
+                    # "must be fed to the graph from the outside" (§4.1.1), which only a parameter can be
+                    raise self.error(f"§3.3.2: '{ident.name}' is defined by 'external' but is not a parameter of "
+                                     f"graph '{g.name}', so nothing could feed it", ident)
                 scope.types[ident.name] = t
         for name in g.inputs:
             if name not in scope.types:

@@ -1,8 +1,9 @@
 """NNEF containers (spec §5.1), the quantization file ``graph.quant`` (§5.3) and ``check_main``.
 
 A container is a folder or a tar archive (optionally gzip/bz2/xz compressed) holding ``graph.nnef``, an
-optional ``graph.quant`` and one ``<label>.dat`` per variable. Archives are read member by member into memory
-(never extracted to disk); members that are links or devices, absolute paths, paths with ``..`` and absurd
+optional ``graph.quant`` and one ``<label>.dat`` per variable. Archives are read into memory (never extracted to
+disk), and only the texts and the ``.dat`` files that variables reference are read (see :class:`Members` for
+the caps and file-type rules); members that are links or devices, absolute paths, paths with ``..`` and absurd
 sizes are rejected. If every member lies under one top folder, that folder is the container root.
 
 Decisions: a variable without its ``.dat`` file is an error; labels are matched to files exactly first, then
@@ -16,11 +17,15 @@ as an array (one value per channel) as well as a scalar; its tensor must be an i
 from __future__ import annotations
 
 import dataclasses
+import io
+import lzma
 import os
 import posixpath
+import stat
 import sys
 import tarfile
-from collections.abc import Mapping
+import zlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,13 +35,15 @@ from nnkiln.frontends.nnef.document import parse_document, standard_fragments
 from nnkiln.frontends.nnef.expand import Expander, FlatGraph, expand
 from nnkiln.frontends.nnef.lexer import Tok
 from nnkiln.frontends.nnef.parser import Parser
-from nnkiln.frontends.nnef.tensor_file import HEADER_SIZE, TensorData, read_tensor
+from nnkiln.frontends.nnef.tensor_file import HEADER_SIZE, TensorData, parse_header, read_tensor
 from nnkiln.ir.errors import NnefError
 
-MAX_MEMBER_BYTES = 4 << 30
-MAX_TOTAL_BYTES = 16 << 30
+MAX_MEMBER_BYTES = HEADER_SIZE + 0xFFFF_FFFF  # a .dat: §5.2's data length is a u32
+MAX_TOTAL_BYTES = 16 << 30  # all members of an archive (all of them are decompressed to reach the end)
 MAX_MEMBERS = 100_000
-MAX_TEXT_BYTES = 1 << 30  # graph.nnef / graph.quant
+#: graph.nnef / graph.quant: far above any real graph (the largest nnef-tools exports are a few MiB of text),
+#: low enough that reading and lexing one takes seconds; a larger one is refused before it is read.
+MAX_TEXT_BYTES = 64 << 20
 
 
 def tensor_file_of(label: str, files: Mapping[str, bytes], lower: Mapping[str, str]) -> tuple[str, str | None]:
@@ -82,6 +89,13 @@ class Container:
 
 def parse_quant(text: str, doc: Document | None = None, file: str = "graph.quant") -> dict[str, QuantInfo]:
     """Parse ``graph.quant`` (§5.3): lines of ``"tensor": algorithm(name = value, ...);``."""
+    try:
+        return _parse_quant(text, doc, file)
+    except RecursionError:
+        raise NnefError("§5.3: an expression of graph.quant is nested too deeply for this parser", file=file) from None
+
+
+def _parse_quant(text: str, doc: Document | None, file: str) -> dict[str, QuantInfo]:
     p = Parser(text, file)
     p.operators_enabled = True
     frags = doc.fragments if doc is not None else standard_fragments()
@@ -97,7 +111,9 @@ def parse_quant(text: str, doc: Document | None = None, file: str = "graph.quant
         inv = p.parse_invocation()
         p.expect_op(";", "after the quantization algorithm")
         name = str(t.value)
-        err = lambda msg, node=t: NnefError(msg, file=file, line=node.line, column=node.column)  # noqa: E731
+        err = lambda msg, node=t, tensor=str(t.value): NnefError(  # noqa: E731
+            msg if f"'{tensor}'" in msg else f"{msg} (tensor '{tensor}')", file=file, line=node.line,
+            column=node.column)
         if name in out:
             raise err(f"§5.3: tensor '{name}' is quantized twice")
         if graph_ids is not None and name not in graph_ids:
@@ -132,6 +148,11 @@ def parse_quant(text: str, doc: Document | None = None, file: str = "graph.quant
 
 
 def _check_quant_args(name: str, args: dict[str, object], err, node: object) -> None:  # noqa: ANN001
+    """§5.3 arguments of ``linear_quantize`` / ``logarithmic_quantize`` (§4.8.4's fragments): integer ``bits``
+    in 1..64 (§5.2's widest item); ``min``/``max`` finite scalars or per-channel arrays (an integer literal too
+    large for a float is not finite); linear needs ``min < max``, logarithmic ``max > 0`` (its ``log2``)."""
+    from nnkiln.frontends.nnef.quant_v105 import is_finite
+
     bits = args.get("bits")
     if type(bits) is not int or not 1 <= bits <= 64:
         raise err(f"§5.3: '{name}' needs an integer 'bits' in 1..64, found {bits!r}", node)
@@ -141,6 +162,8 @@ def _check_quant_args(name: str, args: dict[str, object], err, node: object) -> 
             vals = v if isinstance(v, list) else [v]
             if not vals or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
                 raise err(f"§5.3: '{k}' of '{name}' must be a scalar or an array of scalars (per channel)", node)
+            if not all(is_finite(x) for x in vals):
+                raise err(f"§5.3: '{k}' of '{name}' must be finite, found {_short(v)}", node)
     if name == "linear_quantize":
         lo, hi = args["min"], args["max"]
         los = lo if isinstance(lo, list) else [lo]
@@ -148,8 +171,17 @@ def _check_quant_args(name: str, args: dict[str, object], err, node: object) -> 
         if len(los) != len(his) and 1 not in (len(los), len(his)):
             raise err("§5.3: per-channel 'min' and 'max' must have the same length", node)
         pairs = zip(los * (len(his) if len(los) == 1 else 1), his * (len(los) if len(his) == 1 else 1))
-        if not all(a < b for a, b in pairs):  # type: ignore[operator]
+        if not all(float(a) < float(b) for a, b in pairs):  # type: ignore[arg-type]
             raise err("§5.3: linear_quantize needs min < max", node)
+    elif name == "logarithmic_quantize":
+        hi = args["max"]
+        if not all(float(x) > 0 for x in (hi if isinstance(hi, list) else [hi])):  # type: ignore[arg-type]
+            raise err(f"§5.3: logarithmic_quantize needs max > 0 (it takes log2 max), found {_short(hi)}", node)
+
+
+def _short(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _mentions_identifier(e: object) -> bool:
@@ -171,36 +203,243 @@ def _dummy_doc(frags: dict) -> Document:  # noqa: ANN001
 
 # -- containers -------------------------------------------------------------------------------------------
 
+_CHUNK = 1 << 24
+_TEXTS = ("graph.nnef", "graph.quant")
 
-def _read_members(path: str) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
-    if os.path.isdir(path):
-        total = 0
+
+def _open_regular(full: str, shown: str, limit: int) -> tuple[io.FileIO, int]:
+    """Open ``full`` for reading only if it is (after resolving links) a regular file of at most ``limit``
+    bytes: ``O_NONBLOCK`` so that a FIFO cannot block the open, then ``fstat`` on the open descriptor (no race
+    between the check and the read). Devices, FIFOs, sockets and folders are refused with an NnefError."""
+    try:
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        raise NnefError(f"§5.1: cannot read the file: {err.strerror}", file=shown) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO, device or socket"
+            raise NnefError(f"§5.1: not a regular file ({kind}); only regular files are read", file=shown)
+        if st.st_size > limit:
+            raise NnefError(f"§5.1: the file is absurdly large ({st.st_size} bytes, the limit is {limit})",
+                            file=shown)
+        if hasattr(os, "O_NONBLOCK"):
+            os.set_blocking(fd, True)
+        return io.FileIO(fd, "rb", closefd=True), st.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_into(f, size: int, shown: str, head: bytes = b"") -> memoryview:  # noqa: ANN001
+    """``size`` bytes of the stream ``f`` (``head`` already read) in one preallocated, writable buffer: chunked
+    ``readinto`` (no list of chunks to join, so the peak is the member's size, not twice it); ``np.empty`` pages
+    are only committed as they are filled."""
+    buf = memoryview(np.empty(size, dtype=np.uint8)).cast("B")
+    buf[:len(head)] = head
+    got = len(head)
+    while got < size:
+        n = f.readinto(buf[got:min(size, got + _CHUNK)])
+        if not n:
+            raise NnefError(f"§5.1: the file is truncated ({got} of {size} bytes)", file=shown)
+        got += n
+    return buf
+
+
+class Members(Mapping):
+    """The files of a container (§5.1) by relative path: ``graph.nnef``, ``graph.quant`` and the ``.dat``
+    files. A folder, a tar archive (optionally gzip/bz2/xz compressed) or a single ``.nnef`` document (its
+    ``graph.quant`` and ``.dat`` files are the regular files beside it).
+
+    Decisions (issue 6: hostile containers end in an NnefError, never a hang or exhaustion):
+
+    * Opening lists the members and reads only the texts, each at most ``MAX_TEXT_BYTES`` (64 MiB: far above
+      any real graph, and a lexer pass over it takes seconds, not minutes). ``.dat`` files are read only when
+      asked for (``__getitem__`` / :meth:`load`), i.e. only those a ``variable`` references; vendor files and
+      unreferenced ``.dat`` files are never read (§5.1: "simply omitted").
+    * A member read is one preallocated buffer; a ``.dat``'s 128-byte header is read and checked first
+      (magic, version, data length against the member's size, and the caller's check, e.g. the variable's
+      shape), so a lying header never costs the memory it claims.
+    * Caps: ``MAX_MEMBER_BYTES`` per ``.dat`` (the u32 data length of §5.2 bounds a valid one),
+      ``MAX_TOTAL_BYTES`` for the sum of an archive's members (checked from the tar headers before a member's
+      data is decompressed, so a gzip bomb stops at the cap), ``MAX_MEMBERS`` members.
+    * Only regular files are read: archive links/devices/FIFOs are refused (as are absolute or ``..``
+      paths); in a folder, symbolic links are refused when read (their target could be any file of the
+      machine, shown in error messages); beside a single document (the user's own folder), links are followed
+      but the target must be a regular file (``_open_regular``).
+    * In an archive a later member of the same name replaces an earlier one (tar's rule); if every member
+      lies under one top folder, that folder is the container root.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._texts: dict[str, bytes] = {}
+        self._entries: dict[str, object] = {}  # name -> full path (folder, single file) or TarInfo
+        self._cache: dict[str, memoryview] = {}
+        self._tar: tarfile.TarFile | None = None
+        self._raw: io.FileIO | None = None
+        self._beside: str | None = None  # single document: the folder whose files are looked up on demand
+        self._prefix = ""
+        if os.path.isdir(path):
+            self._scan_folder(path)
+        elif os.path.isfile(path) and path.lower().endswith(".nnef"):
+            self._single(path)
+        else:
+            self._scan_tar(path)
+
+    # Mapping interface (names) ------------------------------------------------------------------------
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._texts) + [n for n in self._entries if n not in self._texts])
+
+    def __len__(self) -> int:
+        return len(set(self._texts) | set(self._entries))
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if name in self._texts or name in self._entries:
+            return True
+        if self._beside is not None and name.endswith(".dat") and _safe_rel(name):
+            full = os.path.join(self._beside, *name.split("/"))
+            if os.path.lexists(full):
+                self._entries[name] = full
+                return True
+        return False
+
+    def __getitem__(self, name: str) -> bytes | memoryview:
+        if name in self._texts:
+            return self._texts[name]
+        if name not in self._cache:
+            if name not in self:
+                raise KeyError(name)
+            self.load([name])
+        return self._cache[name]
+
+    def shown(self, name: str) -> str:
+        """The path of a member as error messages name it."""
+        if self._beside is not None:
+            return os.path.join(self._beside, name) if name != "graph.nnef" else self.path
+        return posixpath.join(self.path, name)
+
+    def release(self, name: str) -> None:
+        """Drop a member's cached bytes (they are read again if asked for again)."""
+        self._cache.pop(name, None)
+
+    def close(self) -> None:
+        self._cache.clear()
+        if self._tar is not None:
+            self._tar.close()
+            self._tar = None
+        if self._raw is not None:
+            self._raw.close()
+            self._raw = None
+
+    def __enter__(self) -> Members:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # reading ------------------------------------------------------------------------------------------
+    def load(self, names: list[str], check: Callable[[str, bytes], None] | None = None) -> None:
+        """Read ``.dat`` members in storage order (one pass over a compressed archive): for each, its 128-byte
+        header is read and checked (``tensor_file.parse_header`` against the member size, then ``check(name,
+        header)``) before its data is."""
+        todo = [n for n in dict.fromkeys(names) if n not in self._cache and n not in self._texts]
+        if self._tar is not None:
+            todo.sort(key=lambda n: self._entries[n].offset_data)  # type: ignore[attr-defined]
+        for name in todo:
+            self._cache[name] = self._read_dat(name, check)
+
+    def _read_dat(self, name: str, check: Callable[[str, bytes], None] | None) -> memoryview:
+        shown = self.shown(name)
+        entry = self._entries[name]
+        try:
+            if isinstance(entry, tarfile.TarInfo):
+                assert self._tar is not None
+                f, size = self._tar.extractfile(entry), entry.size
+                if f is None:
+                    raise NnefError(f"§5.1: archive member '{entry.name}' is not a regular file", file=self.path)
+                return self._read_checked(f, size, shown, name, check)
+            if self._beside is None and os.path.islink(str(entry)):
+                raise NnefError("§5.1: a symbolic link; links in a container folder are not followed", file=shown)
+            f, size = _open_regular(str(entry), shown, MAX_MEMBER_BYTES)
+            with f:
+                return self._read_checked(f, size, shown, name, check)
+        except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError) as err:
+            raise NnefError(f"§5.1: corrupt archive: {err}", file=self.path) from None
+        except OSError as err:
+            if isinstance(err, (EOFError,)) or self._tar is not None:
+                raise NnefError(f"§5.1: corrupt archive: {err}", file=self.path) from None
+            raise NnefError(f"§5.1: cannot read the file: {err.strerror or err}", file=shown) from None
+
+    def _read_checked(self, f, size: int, shown: str, name: str,  # noqa: ANN001
+                      check: Callable[[str, bytes], None] | None) -> memoryview:
+        head = b""
+        if size >= HEADER_SIZE:
+            head = f.read(HEADER_SIZE)
+            if len(head) == HEADER_SIZE:
+                parse_header(head, shown, size)
+                if check is not None:
+                    check(name, head)
+        return _read_into(f, size, shown, head)
+
+    def _text(self, f, size: int, shown: str) -> bytes:  # noqa: ANN001
+        if size > MAX_TEXT_BYTES:
+            raise NnefError(f"§5.1: the file is absurdly large for a text file ({size} bytes, the limit is "
+                            f"{MAX_TEXT_BYTES})", file=shown)
+        return bytes(_read_into(f, size, shown))
+
+    # the three kinds of container -------------------------------------------------------------------------
+    def _scan_folder(self, path: str) -> None:
+        count = 0
         for root, dirs, names in os.walk(path, followlinks=False):
-            for n in names:
+            dirs.sort()
+            for n in sorted(names):
+                count += 1
+                if count > MAX_MEMBERS:
+                    raise NnefError("§5.1: too many files in the container folder", file=path)
                 full = os.path.join(root, n)
                 rel = os.path.relpath(full, path).replace(os.sep, "/")
-                if os.path.islink(full) or not os.path.isfile(full):
-                    continue
-                size = os.path.getsize(full)
-                total += size
-                text = rel in ("graph.nnef", "graph.quant")
-                if size > (MAX_TEXT_BYTES if text else MAX_MEMBER_BYTES) or total > MAX_TOTAL_BYTES:
-                    raise NnefError(f"§5.1: container file '{rel}' is absurdly large ({size} bytes)", file=path)
-                if rel in ("graph.nnef", "graph.quant") or rel.endswith(".dat"):
-                    with open(full, "rb") as f:
-                        files[rel] = f.read()
-        return files
-    try:
-        tar = tarfile.open(path, mode="r:*")
-    except (tarfile.TarError, OSError, EOFError) as err:
-        reason = "; ".join(line.strip("- ") for line in str(err).splitlines() if line.strip())
-        raise NnefError(f"§5.1: cannot open the container as a tar archive: {reason}", file=path) from None
-    total = 0
-    with tar:
+                if rel in _TEXTS:
+                    if os.path.islink(full):
+                        raise NnefError("§5.1: a symbolic link; links in a container folder are not followed",
+                                        file=posixpath.join(path, rel))
+                    f, size = _open_regular_text(full, posixpath.join(path, rel))
+                    with f:
+                        self._texts[rel] = self._text(f, size, posixpath.join(path, rel))
+                elif rel.endswith(".dat"):
+                    self._entries[rel] = full  # a link is refused if it is read (``_read_dat``)
+
+    def _single(self, path: str) -> None:
+        self._beside = os.path.dirname(path) or "."
+        f, size = _open_regular_text(path, path)
+        with f:
+            self._texts["graph.nnef"] = self._text(f, size, path)
+        quant = os.path.join(self._beside, "graph.quant")
+        if os.path.lexists(quant):
+            f, size = _open_regular_text(quant, quant)
+            with f:
+                self._texts["graph.quant"] = self._text(f, size, quant)
+
+    def _scan_tar(self, path: str) -> None:
+        try:
+            raw, _ = _open_regular(path, path, 1 << 62)
+        except NnefError as err:
+            raise NnefError(f"§5.1: cannot open the container: {err.args[0].removeprefix('§5.1: ')}",
+                            file=path) from None
+        try:
+            tar = tarfile.open(fileobj=raw, mode="r:*")
+        except (tarfile.TarError, OSError, EOFError) as err:
+            raw.close()
+            reason = "; ".join(line.strip("- ") for line in str(err).splitlines() if line.strip())
+            raise NnefError(f"§5.1: cannot open the container as a tar archive: {reason}", file=path) from None
+        self._tar = tar
+        self._raw = raw
+        total = 0
         try:
             for count, m in enumerate(tar):
-                if count > MAX_MEMBERS:
+                if count >= MAX_MEMBERS:
                     raise NnefError("§5.1: too many members in the archive", file=path)
                 name = m.name
                 norm = posixpath.normpath(name.replace("\\", "/"))
@@ -212,96 +451,121 @@ def _read_members(path: str) -> dict[str, bytes]:
                     raise NnefError(f"§5.1: archive member '{name}' is a link or special file (not allowed)",
                                     file=path)
                 total += m.size
-                text = norm.endswith(("graph.nnef", "graph.quant"))
-                if m.size > (MAX_TEXT_BYTES if text else MAX_MEMBER_BYTES) or total > MAX_TOTAL_BYTES:
-                    raise NnefError(f"§5.1: archive member '{name}' is absurdly large ({m.size} bytes)", file=path)
-                if not (norm.endswith(("graph.nnef", "graph.quant")) or norm.endswith(".dat")):
-                    continue
-                f = tar.extractfile(m)
-                if f is None:
-                    continue
-                files[norm.removeprefix("./")] = _read_member(f, m.size, name, path)
-        except (tarfile.TarError, OSError, EOFError, ValueError) as err:
+                if total > MAX_TOTAL_BYTES:
+                    raise NnefError(f"§5.1: the archive's members exceed {MAX_TOTAL_BYTES} bytes in all (at "
+                                    f"'{name}'): refused as absurdly large", file=path)
+                rel = norm.removeprefix("./")
+                if posixpath.basename(rel) in _TEXTS:
+                    if m.size > MAX_TEXT_BYTES:
+                        raise NnefError(f"§5.1: archive member '{name}' is absurdly large for a text file "
+                                        f"({m.size} bytes, the limit is {MAX_TEXT_BYTES})", file=path)
+                    f = tar.extractfile(m)
+                    if f is not None:
+                        self._texts[rel] = self._text(f, m.size, posixpath.join(path, rel))
+                    self._entries.pop(rel, None)
+                elif rel.endswith(".dat"):
+                    if m.size > MAX_MEMBER_BYTES:
+                        raise NnefError(f"§5.1: archive member '{name}' is absurdly large ({m.size} bytes; a "
+                                        f".dat holds at most {MAX_MEMBER_BYTES})", file=path)
+                    self._entries[rel] = m
+                    self._texts.pop(rel, None)
+        except (tarfile.TarError, OSError, EOFError, ValueError, zlib.error, lzma.LZMAError) as err:
+            self.close()
             raise NnefError(f"§5.1: corrupt archive: {err}", file=path) from None
-    if "graph.nnef" not in files:
-        tops = {n.split("/", 1)[0] for n in files}
-        if len(tops) == 1 and f"{next(iter(tops))}/graph.nnef" in files:
-            prefix = next(iter(tops)) + "/"
-            files = {n[len(prefix):]: v for n, v in files.items()}
-    return files
+        except BaseException:
+            self.close()
+            raise
+        if "graph.nnef" not in self._texts:
+            tops = {n.split("/", 1)[0] for n in self}
+            top = next(iter(tops)) if len(tops) == 1 else ""
+            if f"{top}/graph.nnef" in self._texts:
+                cut = len(top) + 1
+                self._texts = {n[cut:]: v for n, v in self._texts.items()}
+                self._entries = {n[cut:]: v for n, v in self._entries.items()}
 
 
-_CHUNK = 1 << 24
+def _open_regular_text(full: str, shown: str) -> tuple[io.FileIO, int]:
+    return _open_regular(full, shown, MAX_TEXT_BYTES)
 
 
-def _read_member(f, size: int, name: str, path: str) -> bytes:  # noqa: ANN001
-    """A member's bytes, read in chunks so that a header claiming more than the archive holds costs no memory;
-    a ``.dat`` member whose own header (§5.2: data length at offset 4) disagrees with the member size is refused
-    before its data is read (a compressed run of zeros claiming gigabytes is not inflated)."""
-    if name.endswith(".dat") and size >= HEADER_SIZE:
-        head = f.read(HEADER_SIZE)
-        if len(head) == HEADER_SIZE and head[:2] != b"\x4e\xef":
-            raise NnefError(f"§5.2: bad magic number {head[:2].hex()} (expected 4eef)", file=posixpath.join(path, name))
-        if len(head) == HEADER_SIZE:
-            declared = int.from_bytes(head[4:8], "little")
-            if declared + HEADER_SIZE != size:
-                raise NnefError(f"§5.2: the header declares {declared} bytes of data but the file holds "
-                                f"{size - HEADER_SIZE}", file=posixpath.join(path, name))
-        parts = [head]
-        got = len(head)
-    else:
-        parts, got = [], 0
-    while got < size:
-        chunk = f.read(min(_CHUNK, size - got))
-        if not chunk:
-            raise NnefError(f"§5.1: archive member '{name}' is truncated ({got} of {size} bytes)", file=path)
-        parts.append(chunk)
-        got += len(chunk)
-    return b"".join(parts)
+def _safe_rel(name: str) -> bool:
+    """A relative path with no ``..`` component (a label cannot reach outside the document's folder)."""
+    parts = name.split("/")
+    return not name.startswith("/") and ".." not in parts and "" not in parts
 
 
-def load_container(path: str, lenient: bool = False, require_data: bool = True) -> Container:
-    """Load an NNEF model folder or tar archive: parse, check, expand, read tensors and graph.quant."""
-    if not os.path.exists(path):
-        raise NnefError("§5.1: no such file or folder", file=path)
-    files = _read_members(path)
-    if "graph.nnef" not in files:
-        raise NnefError("§5.1: the container has no 'graph.nnef'", file=path)
-    graph_file = posixpath.join(path, "graph.nnef")
-    try:
-        text = files["graph.nnef"].decode("ascii")
-    except UnicodeDecodeError as err:
-        raise NnefError(f"§3.1: graph.nnef must be ASCII text ({err.reason} at byte {err.start})",
-                        file=graph_file) from None
-    doc = parse_document(text, lenient=lenient, file=graph_file)
-    flat = expand(doc)
-    cont = Container(doc, flat, files=sorted(files))
+def read_variables(files: Members, flat: FlatGraph, require_data: bool = True) -> dict[str, TensorData]:
+    """The ``.dat`` data of every ``variable`` of ``flat`` by label, reading only the referenced files.
+
+    Each file's header is checked before its data is read: §5.2's rules, then §6 stage 4 (the stored extents
+    must equal the variable's shape), so a mismatch fails before any large allocation. A variable without its
+    file is an error unless ``require_data`` is false."""
     lower = {n.lower(): n for n in files}
+    wanted: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
     for op in flat.operations:
         if op.name != "variable":
             continue
         label = str(op.attribs["label"])
-        if label in cont.tensors:
-            continue
         rel, key = tensor_file_of(label, files, lower)
-        dat_file = posixpath.join(path, rel)
         if key is None:
             if require_data:
-                raise NnefError(f"§5.1: no tensor file '{rel}' for variable '{label}'", file=path)
+                raise NnefError(f"§5.1: no tensor file '{rel}' for variable '{label}'", file=files.path)
             continue
-        data = read_tensor(files[key], file=posixpath.join(path, key))
         ref = next(iter(op.outputs.values()))
-        if data.shape != ref.shape:  # type: ignore[union-attr]
-            raise NnefError(f"§6 stage 4: stored extents {list(data.shape)} of '{label}' conflict with the "
-                            f"variable shape {list(ref.shape)}", file=dat_file)  # type: ignore[union-attr]
-        cont.tensors[label] = data
-    if "graph.quant" in files:
-        try:
-            qtext = files["graph.quant"].decode("ascii")
-        except UnicodeDecodeError:
-            raise NnefError("§5.3: graph.quant must be ASCII text", file=posixpath.join(path, "graph.quant")) from None
-        cont.quantization = parse_quant(qtext, doc, file=posixpath.join(path, "graph.quant"))
+        wanted.setdefault(key, []).append((label, tuple(ref.shape)))  # type: ignore[union-attr]
+
+    def check(key: str, head: bytes) -> None:
+        stored = parse_header(head, files.shown(key)).shape
+        for label, shape in wanted[key]:
+            if stored != shape:
+                raise NnefError(f"§6 stage 4: stored extents {list(stored)} of '{label}' conflict with the "
+                                f"variable shape {list(shape)}", file=files.shown(key))
+
+    out: dict[str, TensorData] = {}
+    files.load(list(wanted), check)
+    for key, refs in wanted.items():
+        data = read_tensor(files[key], file=files.shown(key))
+        files.release(key)
+        for label, shape in refs:  # again: a member read earlier (e.g. by prepare_source) skipped ``check``
+            if data.shape != shape:
+                raise NnefError(f"§6 stage 4: stored extents {list(data.shape)} of '{label}' conflict with the "
+                                f"variable shape {list(shape)}", file=files.shown(key))
+            out.setdefault(label, data)
+    return out
+
+
+def load_container(path: str, lenient: bool = False, require_data: bool = True) -> Container:
+    """Load an NNEF model folder or tar archive: parse, check, expand, read tensors and graph.quant.
+
+    Only the ``.dat`` files that variables reference are read (see :class:`Members`)."""
+    if not os.path.exists(path):
+        raise NnefError("§5.1: no such file or folder", file=path)
+    try:
+        with Members(path) as files:
+            if "graph.nnef" not in files:
+                raise NnefError("§5.1: the container has no 'graph.nnef'", file=path)
+            graph_file = files.shown("graph.nnef")
+            text = decode_text(files["graph.nnef"], graph_file, "§3.1: graph.nnef")
+            doc = parse_document(text, lenient=lenient, file=graph_file)
+            flat = expand(doc)
+            cont = Container(doc, flat, files=sorted(files))
+            cont.tensors = read_variables(files, flat, require_data)
+            if "graph.quant" in files:
+                qfile = files.shown("graph.quant")
+                cont.quantization = parse_quant(decode_text(files["graph.quant"], qfile, "§5.3: graph.quant"), doc,
+                                                file=qfile)
+    except MemoryError:
+        raise NnefError("out of memory while reading the container (its data needs more memory than this "
+                        "process may use)", file=path) from None
     return cont
+
+
+def decode_text(data: bytes, file: str, what: str) -> str:
+    """ASCII text of graph.nnef / graph.quant (§3.1: the syntax is ASCII); NnefError naming the byte if not."""
+    try:
+        return bytes(data).decode("ascii")
+    except UnicodeDecodeError as err:
+        raise NnefError(f"{what} must be ASCII text ({err.reason} at byte {err.start})", file=file) from None
 
 
 def check_main(path: str, lenient: bool = False) -> int:

@@ -41,6 +41,7 @@ from nnkiln.frontends.nnef.ast import (
     has_tensor,
 )
 from nnkiln.frontends.nnef.checker import LENIENT_ARGUMENT_ALIASES, LENIENT_FRAGMENT_ALIASES
+from nnkiln.frontends.nnef.lexer import INT_MAX, INT_MIN, brief
 from nnkiln.frontends.nnef.shapes import Shape, ShapeProblem, compound_args, infer
 from nnkiln.ir.errors import NnefError
 
@@ -48,6 +49,12 @@ MAX_DEPTH = 256
 # primitives whose ``size`` covers every dimension of the input (§4.3.2, §4.3.3)
 _WHOLE_RANK_WINDOWS = frozenset({"box", "debox", "argmax_pool", "sample", "desample"})
 MAX_ITEMS = 1 << 20
+MAX_WORK = 1 << 21
+"""Budget of a document's compile-time evaluation: expression evaluations plus the items of the arrays built,
+compared and searched (a few seconds of work); beyond it the document is refused rather than left to run for
+hours (a fragment that calls itself twice per level, nested comprehensions over 2^20 items)."""
+MAX_OPERATIONS = 1 << 18
+"""Most primitive operations an expanded graph may have."""
 
 
 class TensorRef:
@@ -137,6 +144,8 @@ class Expander:
         self.frames: list[tuple[Fragment, Node]] = []
         self.aliases: set[int] = set()  # ids of the copies that only rename a tensor (``a = b`` in the graph)
         self.updated: dict[str, str] = {}  # lower-case label of each updated variable -> its label
+        self.work = 0  # see MAX_WORK
+        self.created: list[str] = []  # names given by new_tensor, in order (a kept compound drops its inner ones)
 
     def error(self, msg: str, node: object) -> NnefError:
         """An error at ``node``; a node inside the standard library's text (which is not in the document) is
@@ -151,6 +160,20 @@ class Expander:
                     f" (in the body of the standard fragment '{inner}', {where}, expanded from '{outer}')")
             node = self.frames[k][1]
         return NnefError(msg, file=self.doc.file, line=getattr(node, "line", 0), column=getattr(node, "column", 0))
+
+    def charge(self, amount: int, node: object) -> None:
+        """Count ``amount`` units of compile-time work against ``MAX_WORK``."""
+        self.work += amount
+        if self.work > MAX_WORK:
+            raise self.error(f"§6: evaluating the document takes more than {MAX_WORK} steps (compile-time "
+                             "expressions, comprehensions and fragment expansions); refused", node)
+
+    def checked_int(self, v: object, node: object) -> object:
+        """``v``, unless it is an integer outside the signed 64-bit range (see ``lexer.INT_MAX``)."""
+        if type(v) is int and not INT_MIN <= v <= INT_MAX:
+            raise self.error("§3.3.3: a compile-time integer result overflows 64 bits (decision: compile-time "
+                             "integers are signed 64-bit)", node)
+        return v
 
     # -- graph ------------------------------------------------------------------------------------
     def run(self) -> FlatGraph:
@@ -247,7 +270,7 @@ class Expander:
             except ShapeProblem as err:
                 raise self.error(f"{err} (in '{frag.name}')", node) from None
         start_ops = len(self.graph.operations)
-        start_tensors = set(self.graph.tensors)
+        start_tensors = len(self.created)
         env = dict(args)
         assert frag.body is not None
         self.frames.append((frag, node))
@@ -261,9 +284,14 @@ class Expander:
         if frag.name in self.keep:
             keep_ids = {id(r) for r in _refs(results)}
             del self.graph.operations[start_ops:]
-            for n in list(self.graph.tensors):
-                if n not in start_tensors and id(self.graph.tensors[n]) not in keep_ids:
+            inner = self.created[start_tensors:]
+            del self.created[start_tensors:]
+            for n in inner:
+                ref = self.graph.tensors.get(n)
+                if ref is not None and id(ref) not in keep_ids:
                     del self.graph.tensors[n]
+                elif ref is not None:
+                    self.created.append(n)
             tensor_params = {p.name for p in frag.params if has_tensor(p.type)}
             op = FlatOp(frag.name, generic, {k: v for k, v in args.items() if k in tensor_params},
                         {k: v for k, v in args.items() if k not in tensor_params},
@@ -329,6 +357,8 @@ class Expander:
         for ref in _refs(outputs):
             self.producer[id(ref)] = op
         self.graph.operations.append(op)
+        if len(self.graph.operations) > MAX_OPERATIONS:
+            raise self.error(f"§6: the expanded graph has more than {MAX_OPERATIONS} operations; refused", node)
         return results
 
     def check_sample_ignore(self, args: dict[str, object]) -> None:
@@ -369,10 +399,12 @@ class Expander:
             name = f"${self.counter}"
         ref = TensorRef(name, dtype, tuple(shape))
         self.graph.tensors[name] = ref
+        self.created.append(name)
         return ref
 
     # -- expressions ------------------------------------------------------------------------------
     def eval(self, e: Expr, env: dict[str, object], binding: Prim | None) -> object:
+        self.charge(1, e)
         if isinstance(e, Literal):
             return e.value
         if isinstance(e, Identifier):
@@ -393,7 +425,7 @@ class Expander:
                 return self.call(frag, {frag.params[0].name: v}, v.dtype if frag.generic else None, e)
             if e.op == "!":
                 return not v
-            return -v if e.op == "-" else v  # type: ignore[operator]
+            return self.checked_int(-v, e) if e.op == "-" else v  # type: ignore[operator]
         if isinstance(e, BinaryExpr):
             return self.binary(e, env, binding)
         if isinstance(e, Comprehension):
@@ -409,6 +441,10 @@ class Expander:
         a = self.eval(e.left, env, binding)
         b = self.eval(e.right, env, binding)
         op = e.op
+        if isinstance(a, (list, str)):
+            self.charge(len(a), e)
+        if isinstance(b, (list, str)):
+            self.charge(len(b), e)
         if op == "in":
             return any(_deep_eq(a, i) for i in b)  # type: ignore[union-attr]
         if isinstance(a, TensorRef) or isinstance(b, TensorRef):
@@ -426,7 +462,8 @@ class Expander:
                     if b < 0:  # type: ignore[operator]
                         raise self.error(f"§3.3.3: repetition count {b} must not be negative", e)
                     if len(a) * b > MAX_ITEMS:  # type: ignore[operator]
-                        raise self.error(f"§3.3.3: repetition builds {len(a) * b} items (limit {MAX_ITEMS})", e)  # type: ignore[operator]
+                        raise self.error(f"§3.3.3: repetition builds {brief(len(a) * b)} items (limit {MAX_ITEMS})", e)  # type: ignore[operator]
+                    self.charge(len(a) * b, e)  # type: ignore[operator]
                 r = a * b  # type: ignore[operator]
             elif op == "/":
                 if b == 0:
@@ -436,8 +473,8 @@ class Expander:
                 if type(a) is int and type(b) is int:
                     if b < 0:
                         raise self.error(f"§3.3.3: integer power with negative exponent {b}", e)
-                    if b > 4096:
-                        raise self.error(f"§3.3.3: integer power exponent {b} is too large", e)
+                    if b > 4096 or (abs(a) > 1 and b > 64):  # |a|^b >= 2^b: outside 64 bits
+                        raise self.error(f"§3.3.3: integer power {brief(a)} ^ {brief(b)} overflows 64 bits", e)
                 r = a ** b  # type: ignore[operator]
                 if isinstance(r, complex):
                     raise self.error(f"§3.3.3: {a} ^ {b} is not a real number", e)
@@ -458,10 +495,10 @@ class Expander:
             else:
                 r = bool(a) or bool(b)
         except (OverflowError, ZeroDivisionError, TypeError, ValueError) as err:
-            raise self.error(f"§3.3.3: cannot evaluate '{op}' on {a!r} and {b!r}: {err}", e) from None
+            raise self.error(f"§3.3.3: cannot evaluate '{op}' on {brief(a)} and {brief(b)}: {brief(str(err))}", e) from None
         if isinstance(r, (list, str)) and len(r) > MAX_ITEMS:
             raise self.error(f"§3.3.3: value with {len(r)} items exceeds the limit {MAX_ITEMS}", e)
-        return r
+        return self.checked_int(r, e)
 
     def comprehension(self, e: Comprehension, env: dict[str, object], binding: Prim | None) -> list[object]:
         seqs = [(n, self.eval(it, env, binding)) for n, it in e.iterators]
@@ -485,13 +522,15 @@ class Expander:
         if not e.is_range:
             i = self.eval(e.index, env, binding)  # type: ignore[arg-type]
             if not 0 <= i < n:  # type: ignore[operator]
-                raise self.error(f"§3.3.3: index {i} is out of range for a sequence of length {n}", e)
+                raise self.error(f"§3.3.3: index {brief(i)} is out of range for a sequence of length {n}", e)
             return base[i]  # type: ignore[index]
         b = 0 if e.index is None else self.eval(e.index, env, binding)
         en = n if e.end is None else self.eval(e.end, env, binding)
         for v in (b, en):
             if not 0 <= v <= n:  # type: ignore[operator]
-                raise self.error(f"§3.3.3: range bound {v} is out of range for a sequence of length {n}", e)
+                raise self.error(f"§3.3.3: range bound {brief(v)} is out of range for a sequence of length {n}", e)
+        if b < en:
+            self.charge(en - b, e)  # type: ignore[operator]
         return base[b:en] if b < en else base[0:0]  # type: ignore[index,misc]
 
     def builtin(self, e: Builtin, env: dict[str, object], binding: Prim | None) -> object:
@@ -502,9 +541,14 @@ class Expander:
         if name == "length_of":
             return len(v)  # type: ignore[arg-type]
         if name == "range_of":
+            self.charge(len(v), e)  # type: ignore[arg-type]
             return list(range(len(v)))  # type: ignore[arg-type]
         if name == "string":
-            return _literal_string(v)
+            s = _literal_string(v)
+            self.charge(len(s), e)
+            if len(s) > MAX_ITEMS:
+                raise self.error(f"§3.3.3: value with {len(s)} items exceeds the limit {MAX_ITEMS}", e)
+            return s
         try:
             if name == "scalar":
                 if isinstance(v, str):
@@ -512,11 +556,11 @@ class Expander:
                 return float(v)  # type: ignore[arg-type]
             if name == "integer":
                 if isinstance(v, str):
-                    return int(_parse_number(v, e, self, integer=True))
-                return int(math.floor(v))  # type: ignore[arg-type]
+                    return self.checked_int(int(_parse_number(v, e, self, integer=True)), e)
+                return self.checked_int(int(math.floor(v)), e)  # type: ignore[arg-type]
             return bool(v)
         except (OverflowError, ValueError) as err:
-            raise self.error(f"§3.3.3: '{name}' cannot convert {v!r}: {err}", e) from None
+            raise self.error(f"§3.3.3: '{name}' cannot convert {brief(v)}: {brief(str(err))}", e) from None
 
 
 def _parse_number(s: str, node: Node, ex: Expander, *, integer: bool) -> float | int:

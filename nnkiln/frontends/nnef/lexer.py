@@ -17,6 +17,16 @@ from enum import Enum
 
 from nnkiln.ir.errors import NnefError
 
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+"""Decision (the spec gives compile-time integers no width): signed 64-bit; a literal or a result outside is an
+error, which also bounds the work and the memory of compile-time arithmetic."""
+
+
+def brief(value: object, limit: int = 80) -> str:
+    """``value`` for an error message: its text, or its first ``limit`` characters and the length."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
 KEYWORDS = frozenset(
     "version extension graph fragment tensor integer scalar logical string shape_of length_of "
     "range_of for in yield if else".split()
@@ -109,6 +119,9 @@ def tokenize(text: str, file: str = "") -> list[Token]:
                 raise err(f"§3.1: an identifier must not start with a digit ('{text[start:i + 1]}...')",
                           start_line, start_col)
             lit = text[start:i]
+            if is_int and (len(lit.lstrip("0")) > 19 or int(lit) > INT_MAX):
+                raise err(f"§3.1: integer literal {brief(lit)} exceeds the 64-bit range (decision: compile-time "
+                          "integers are signed 64-bit)", start_line, start_col)
             value: object = int(lit) if is_int else float(lit)
             tok = Token(Tok.NUMBER, lit, value, start_line, start_col)
         elif c in "'\"":

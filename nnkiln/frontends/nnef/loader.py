@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import os
-import posixpath
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from nnkiln.frontends.nnef.ast import Argument, ArrayExpr, Document, Identifier, Invocation, Literal
-from nnkiln.frontends.nnef.container import _read_members, parse_quant, tensor_file_of
+from nnkiln.frontends.nnef.container import Members, decode_text, parse_quant, read_variables
 from nnkiln.frontends.nnef.document import parse_document
 from nnkiln.frontends.nnef.expand import expand
 from nnkiln.frontends.nnef.lowering import KEEP, lower_graph
 from nnkiln.frontends.nnef.quant_v105 import real_values
-from nnkiln.frontends.nnef.tensor_file import CODE_TYPES, PLAIN_TYPES, TensorData, read_tensor
+from nnkiln.frontends.nnef.tensor_file import CODE_TYPES, PLAIN_TYPES
 from nnkiln.ir.errors import NnefError
 
 
@@ -34,29 +33,32 @@ def _override_shapes(doc: Document, shapes: Mapping[str, Sequence[int]]) -> None
 
 
 def load_nnef(path: str, shapes: Mapping[str, Sequence[int]] | None = None, *, lenient: bool = False) -> ModuleOp:
-    """Parse, check, expand (keeping ``lowering.KEEP``), read tensors and graph.quant, lower and verify."""
+    """Parse, check, expand (keeping ``lowering.KEEP``), read tensors and graph.quant, lower and verify.
+
+    ``path`` is a container folder, a tar archive, or a single ``.nnef`` document whose ``graph.quant`` and
+    ``.dat`` files are the regular files beside it. Files are read through ``container.Members``: the same
+    caps, regular files only, and only the ``.dat`` files that variables reference, each header checked
+    (§5.2, and the variable's shape, §6 stage 4) before its data. A ``MemoryError`` while reading or decoding
+    becomes an NnefError ("out of memory ...") naming the container."""
     from nnkiln.ir.verify import verify_module
 
     if not os.path.exists(path):
         raise NnefError("§5.1: no such file or folder", file=path)
-    if os.path.isfile(path) and path.lower().endswith(".nnef"):
-        with open(path, "rb") as f:
-            files = {"graph.nnef": f.read()}
-        graph_file = path
-        base = os.path.dirname(path)
-        for name in os.listdir(base or "."):
-            if name == "graph.quant":
-                with open(os.path.join(base, name), "rb") as f:
-                    files["graph.quant"] = f.read()
-    else:
-        files = _read_members(path)
-        graph_file = posixpath.join(path, "graph.nnef")
-        if "graph.nnef" not in files:
-            raise NnefError("§5.1: the container has no 'graph.nnef'", file=path)
     try:
-        text = files["graph.nnef"].decode("ascii")
-    except UnicodeDecodeError as err:
-        raise NnefError(f"§3.1: graph.nnef must be ASCII text (byte {err.start})", file=graph_file) from None
+        with Members(path) as files:
+            if "graph.nnef" not in files:
+                raise NnefError("§5.1: the container has no 'graph.nnef'", file=path)
+            module = _load(files, path, shapes, lenient)
+    except MemoryError:
+        raise NnefError("out of memory while loading the model (it or its data needs more memory than this "
+                        "process may use)", file=path) from None
+    verify_module(module)
+    return module
+
+
+def _load(files: Members, path: str, shapes: Mapping[str, Sequence[int]] | None, lenient: bool) -> ModuleOp:
+    graph_file = files.shown("graph.nnef")
+    text = decode_text(files["graph.nnef"], graph_file, "§3.1: graph.nnef")
     from nnkiln.frontends.nnef.extensions_tract import prepare_source
 
     text = prepare_source(text, files, file=graph_file)  # tract's dialect (torch-to-nnef) to standard NNEF
@@ -64,39 +66,28 @@ def load_nnef(path: str, shapes: Mapping[str, Sequence[int]] | None = None, *, l
     if shapes:
         _override_shapes(doc, shapes)
     flat = expand(doc, keep=KEEP)
-    lower = {n.lower(): n for n in files}
     quant = {}
     if "graph.quant" in files:
-        quant = parse_quant(files["graph.quant"].decode("ascii"), doc, file=posixpath.join(path, "graph.quant"))
+        qfile = files.shown("graph.quant")
+        quant = parse_quant(decode_text(files["graph.quant"], qfile, "§5.3: graph.quant"), doc, file=qfile)
+    raw = read_variables(files, flat)
     arrays: dict[str, np.ndarray] = {}
-    raw: dict[str, TensorData] = {}
     for op in flat.operations:
         if op.name != "variable":
             continue
         label = str(op.attribs["label"])
-        if label in arrays:
+        if label in arrays or label not in raw:
             continue
-        rel, key = tensor_file_of(label, files, lower)
-        if key is None:
-            if os.path.isfile(path) and ".." not in rel.split("/") \
-                    and os.path.exists(os.path.join(os.path.dirname(path), rel)):
-                with open(os.path.join(os.path.dirname(path), rel), "rb") as f:
-                    files[rel] = f.read()
-                key = rel
-            else:
-                raise NnefError(f"§5.1: no tensor file '{rel}' for variable '{label}'", file=path)
-        data = read_tensor(files[key], file=posixpath.join(path, key))
-        ref = next(iter(op.outputs.values()))
-        if data.shape != ref.shape:  # type: ignore[union-attr]
-            raise NnefError(f"§6 stage 4: stored extents {list(data.shape)} of '{label}' conflict with the "
-                            f"variable shape {list(ref.shape)}", file=posixpath.join(path, key))  # type: ignore[union-attr]
-        raw[label] = data
+        data, ref = raw[label], next(iter(op.outputs.values()))
         if data.item_type in PLAIN_TYPES:
             arrays[label] = data.values if op.dtype is None or op.dtype.value != "logical" else data.to_bool()
         elif data.item_type in CODE_TYPES:
-            arrays[label] = real_values(data, quant.get(ref.name))  # type: ignore[union-attr]
+            try:
+                arrays[label] = real_values(data, quant.get(ref.name))  # type: ignore[union-attr]
+            except NnefError as err:  # e.g. per-channel parameters that do not fit the shape: name graph.quant
+                if err.file:
+                    raise
+                raise NnefError(f"{err.args[0]} (tensor '{ref.name}')", file=files.shown("graph.quant")) from None  # type: ignore[union-attr]
         else:
             arrays[label] = data.dequantize()
-    module = lower_graph(flat, arrays, graph_file, quant, raw)
-    verify_module(module)
-    return module
+    return lower_graph(flat, arrays, graph_file, quant, raw)

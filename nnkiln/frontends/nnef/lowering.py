@@ -108,6 +108,10 @@ class Lowerer:
         self.file = file
         self.quant = dict(quant or {})
         self.raw = dict(raw or {})  # label -> TensorData (for the integer path)
+        for r in graph.inputs:
+            if r.dtype is Prim.STRING:
+                raise NnefError(f"graph input '{r.name}' is a tensor of strings, which nnkiln does not support",
+                                file=file)
         inputs = [(r.name, TensorType(element_type(KIND[r.dtype]), list(r.shape))) for r in graph.inputs]
         self.g = NnefGraphBuilder(file, inputs)
         self.vals: dict[str, Val] = {}
@@ -152,6 +156,18 @@ class Lowerer:
     def out(self, op: FlatOp, v: Val, i: int = 0) -> None:
         self.set(list(op.outputs.values())[i], v)
 
+    def unfold_large(self, op: FlatOp) -> None:
+        """Inputs computed at import (numpy values: weights, shape arithmetic) of an op whose result has more
+        than ``FOLD_MAX_ITEMS`` items become ``tosa.const``, so the op runs at run time instead of building
+        its result in memory here (a document of a few lines could otherwise ask for gigabytes at import)."""
+        if op.name in ("constant", "variable") or not any(
+                math.prod(ref.shape) > FOLD_MAX_ITEMS for ref in op.results):
+            return
+        for v in op.inputs.values():
+            for ref in v if isinstance(v, (list, tuple)) else [v]:
+                if isinstance(ref, TensorRef) and isinstance(self.vals.get(ref.name), np.ndarray):
+                    self.vals[ref.name] = self.ssa(self.vals[ref.name], ref.dtype)
+
     # -- run --------------------------------------------------------------------------------------
     def run(self) -> ModuleOp:
         from nnkiln.frontends.nnef import lowering_quant, lowering_window  # noqa: F401  (register handlers)
@@ -163,6 +179,9 @@ class Lowerer:
             self.op = op
             self.g.at_node(op.name)
             self.g.line = op.line
+            if any(ref.dtype is Prim.STRING for ref in op.results):
+                raise self.error(f"'{op.name}' makes a tensor of strings, which nnkiln does not support (no "
+                                 "run-time operation computes on strings)")
             if op.name == "external":
                 continue
             handler = HANDLERS.get(op.name)
@@ -170,6 +189,7 @@ class Lowerer:
                 raise self.error(f"operation '{op.name}' is not supported")
             if lowering_quant.try_integer(self, op):
                 continue
+            self.unfold_large(op)
             handler(self, op)
             if self.quant:
                 for ref in op.results:
@@ -228,6 +248,8 @@ def full_like(lw: Lowerer, value: float, like: SSAValue) -> SSAValue:
 # tensor introducing, copy, update
 
 
+FOLD_MAX_ITEMS = 1 << 22
+"""Largest result an op on import-time (numpy) values is computed for at import (see ``Lowerer.unfold_large``)."""
 SPLAT_INLINE_MAX = 1 << 24
 """A ``constant`` splat of more items than this becomes a one-item constant and a run-time TILE."""
 
@@ -240,6 +262,8 @@ def _constant(lw: Lowerer, op: FlatOp) -> None:
     why = too_large(shape, np.dtype(dt).itemsize)
     if why is not None:
         raise lw.error(f"constant of {why}")
+    if dt == np.int32 and any(not -(1 << 31) <= int(v) < (1 << 31) for v in value):
+        raise lw.error("constant: a value outside the 32-bit range of nnkiln's integer tensors")
     arr = np.asarray(value, dtype=dt)
     count = int(np.prod(shape, dtype=np.int64))
     if arr.size == 1 and count > SPLAT_INLINE_MAX:

@@ -132,11 +132,14 @@ def apply(lw, ref: TensorRef) -> None:  # noqa: ANN001
         from nnkiln.frontends.nnef.quant_v105 import grid
 
         gr = grid(q.algorithm, q.args)
-        sc, zp = _channel_array(gr.scale, rank), _channel_array(gr.zp, rank)  # type: ignore[union-attr]
+        if gr is None:  # graph.quant's parser checks every parameter (quant_v105.check_args); kept as a guard
+            raise lw.error(f"graph.quant: the {q.algorithm} parameters of tensor '{ref.name}' do not describe a "
+                           f"code grid (scale must be finite and positive, zero_point an integer code)")
+        sc, zp = _channel_array(gr.scale, rank), _channel_array(gr.zp, rank)
         t = floor_half(g.value(bi.MulOp, [x, c(1.0 / sc)], et, shift=0))
         t = g.value(bi.AddOp, [t, c(zp)], et)
-        t = g.value(bi.MaximumOp, [g.value(bi.MinimumOp, [t, c(np.full((1,) * rank, gr.qmax))], et),  # type: ignore[union-attr]
-                                   c(np.full((1,) * rank, gr.qmin))], et)  # type: ignore[union-attr]
+        t = g.value(bi.MaximumOp, [g.value(bi.MinimumOp, [t, c(np.full((1,) * rank, float(gr.qmax)))], et),
+                                   c(np.full((1,) * rank, float(gr.qmin)))], et)
         y = g.value(bi.MulOp, [g.value(bi.SubOp, [t, c(zp)], et), c(sc)], et, shift=0)
     elif q.algorithm in ("linear_quantize", "min_max_linear_quantize"):
         lo, hi = _channel_array(q.args["min"], rank), _channel_array(q.args["max"], rank)

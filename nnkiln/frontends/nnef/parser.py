@@ -59,7 +59,7 @@ from nnkiln.frontends.nnef.ast import (
     Type,
     UnaryExpr,
 )
-from nnkiln.frontends.nnef.lexer import Tok, Token, tokenize
+from nnkiln.frontends.nnef.lexer import Tok, Token, brief, tokenize
 from nnkiln.ir.errors import NnefError
 
 EXT_FRAGMENTS = "KHR_enable_fragment_definitions"
@@ -135,6 +135,8 @@ class Parser:
             raise self.error("§3.2.4: the version must be a numeric literal 'major.minor' (e.g. 1.0)")
         self.advance()
         major_s, minor_s = t.text.split(".")
+        if len(major_s) > 9 or len(minor_s) > 9:
+            raise self.error(f"§3.2.4: unsupported NNEF version {brief(t.text)} (this reader implements 1.0)", t)
         version = (int(major_s), int(minor_s))
         if version[0] != 1:
             raise self.error(f"§3.2.4: unsupported NNEF version {t.text} (this reader implements 1.0)", t)

@@ -23,6 +23,7 @@ dimension 0 of a variable (as for ``linear_quantize``; dimension 1 for a ``[1, C
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -55,7 +56,10 @@ class CodeGrid:
 
 
 def _flat(v: object) -> np.ndarray:
-    return np.asarray(v, dtype=np.float64).reshape(-1)
+    """Float64 values of a parameter; an int too large for a float becomes ``inf`` (``grid`` then says None;
+    ``check_args`` refuses such parameters first)."""
+    vals = list(np.asarray(v, dtype=object).reshape(-1)) if isinstance(v, list) else [v]
+    return np.array([float(x) if is_finite(x) else math.inf for x in vals], dtype=np.float64)
 
 
 def grid(algorithm: str, args: dict[str, object], tol: float = 1e-3) -> CodeGrid | None:
@@ -63,10 +67,9 @@ def grid(algorithm: str, args: dict[str, object], tol: float = 1e-3) -> CodeGrid
     ``tol``; ``tol = inf`` keeps a fractional zero point, for decoding/encoding real values only)."""
     bits, signed, symmetric = int(args["bits"]), bool(args["signed"]), bool(args["symmetric"])  # type: ignore[call-overload]
     if algorithm == "zero_point_linear_quantize":
-        r = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
-        lo = 0 if not signed else (-r if symmetric else -r - 1)
+        lo, r = code_range(bits, signed, symmetric)
         scale, zp = _flat(args["scale"]), _flat(args["zero_point"])
-        if np.any(scale <= 0) or not np.all(np.isfinite(scale)):
+        if np.any(scale <= 0) or not np.all(np.isfinite(scale)) or not np.all(np.abs(zp) < 2.0 ** 63):
             return None
         return CodeGrid(scale, np.rint(zp).astype(np.int64), lo, r, bits, signed)
     if algorithm == "min_max_linear_quantize":
@@ -76,7 +79,10 @@ def grid(algorithm: str, args: dict[str, object], tol: float = 1e-3) -> CodeGrid
         scale = (hi - lo) / r
         if np.any(scale <= 0) or not np.all(np.isfinite(scale)):
             return None
-        zf = -p - lo / scale
+        with np.errstate(over="ignore"):
+            zf = -p - lo / scale
+        if not np.all(np.abs(zf) < 2.0 ** 63):
+            return None
         zp = np.rint(zf)
         if tol == float("inf"):  # exact real-valued form (``zp`` may be fractional): decode/encode only
             return CodeGrid(scale, zf, -p, r - p, bits, signed)
@@ -86,14 +92,37 @@ def grid(algorithm: str, args: dict[str, object], tol: float = 1e-3) -> CodeGrid
     return None
 
 
+def is_finite(x: object) -> bool:
+    """True for a finite int or float (an int too large for a float64 counts as infinite)."""
+    try:
+        return math.isfinite(float(x))  # type: ignore[arg-type]
+    except (OverflowError, TypeError, ValueError):
+        return False
+
+
+def code_range(bits: int, signed: bool, symmetric: bool) -> tuple[int, int]:
+    """The codes ``[lo, r]`` of ``zero_point_linear_quantize`` (see the module docstring)."""
+    r = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+    return (0 if not signed else (-r if symmetric else -r - 1)), r
+
+
 def check_args(name: str, args: dict[str, object], err: Callable[..., Exception], node: object) -> None:
-    """graph.quant argument rules (§5.3 with the 1.0.5 algorithms) for ``ALGORITHMS``."""
+    """graph.quant argument rules (§5.3 with the 1.0.5 algorithms) for ``ALGORITHMS``.
+
+    Every parameter is checked so that ``grid`` always has an answer and no arithmetic overflows: ``bits`` an
+    integer in 1..64 (§5.2's widest item); ``signed``/``symmetric`` logicals; ``scale`` finite and positive;
+    ``zero_point`` integers within the code range ``[lo, r]`` (a zero point outside it is not a code, and
+    would not fit the integer types of the lowering); ``min``/``max`` finite with ``min < max`` and a finite
+    positive ``scale = (max - min)/r`` (an integer literal too large for a float is not finite)."""
     bits = args.get("bits")
     if type(bits) is not int or not 1 <= bits <= 64:
         raise err(f"§5.3: '{name}' needs an integer 'bits' in 1..64, found {bits!r}", node)
     for k in ("signed", "symmetric"):
         if type(args.get(k)) is not bool:
             raise err(f"§5.3: '{name}' needs a logical '{k}', found {args.get(k)!r}", node)
+    signed, symmetric = bool(args["signed"]), bool(args["symmetric"])
+    if signed and bits < 2:
+        raise err(f"§5.3: a signed '{name}' needs at least 2 bits, found {bits}", node)
 
     def numbers(k: str, ints: bool) -> list:
         v = args[k]
@@ -103,12 +132,18 @@ def check_args(name: str, args: dict[str, object], err: Callable[..., Exception]
         if not ok:
             kind = "integers" if ints else "scalars"
             raise err(f"§5.3: '{k}' of '{name}' must be a scalar or an array of {kind} (per channel)", node)
+        if not all(is_finite(x) for x in vals):
+            raise err(f"§5.3: '{k}' of '{name}' must be finite, found {_short(vals)}", node)
         return vals
 
     if name == "zero_point_linear_quantize":
         zps, scales = numbers("zero_point", True), numbers("scale", False)
-        if not all(s > 0 for s in scales):
-            raise err(f"§5.3: 'scale' of '{name}' must be positive, found {scales}", node)
+        if not all(float(s) > 0 for s in scales):
+            raise err(f"§5.3: 'scale' of '{name}' must be positive, found {_short(scales)}", node)
+        lo, r = code_range(bits, signed, symmetric)
+        if not all(lo <= z <= r for z in zps):
+            raise err(f"§5.3: 'zero_point' of '{name}' must be a code of its {bits}-bit "
+                      f"{'signed' if signed else 'unsigned'} grid [{lo}, {r}], found {_short(zps)}", node)
         if len(zps) != len(scales) and 1 not in (len(zps), len(scales)):
             raise err("§5.3: per-channel 'zero_point' and 'scale' must have the same length", node)
     else:
@@ -116,8 +151,25 @@ def check_args(name: str, args: dict[str, object], err: Callable[..., Exception]
         if len(los) != len(his) and 1 not in (len(los), len(his)):
             raise err("§5.3: per-channel 'min' and 'max' must have the same length", node)
         n = max(len(los), len(his))
-        if not all(a < b for a, b in zip(np.broadcast_to(los, n), np.broadcast_to(his, n))):
+        lo_f, hi_f = np.broadcast_to(np.asarray(los, np.float64), n), np.broadcast_to(np.asarray(his, np.float64), n)
+        if not np.all(lo_f < hi_f):
             raise err(f"§5.3: {name} needs min < max", node)
+        r = (1 << bits) - 1 - int(signed and symmetric)
+        with np.errstate(over="ignore", under="ignore"):
+            scale = (hi_f - lo_f) / r
+        if not (np.all(np.isfinite(scale)) and np.all(scale > 0)):
+            raise err(f"§5.3: {name}'s step (max - min)/{r} must be finite and positive", node)
+        p = ((1 << (bits - 1)) - int(symmetric)) if signed else 0
+        with np.errstate(over="ignore"):
+            zf = -p - lo_f / scale
+        if not np.all(np.abs(zf) < 2.0 ** 63):
+            raise err(f"§5.3: {name}'s zero point -min/step is out of range (min is too far from 0 for the "
+                      f"step)", node)
+
+
+def _short(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def channel_shape(values: np.ndarray, rank: int, axis: int) -> np.ndarray:
@@ -158,7 +210,9 @@ def encode(real: np.ndarray, g: CodeGrid) -> np.ndarray:
     x = np.asarray(real, np.float64)
     scale, zp = _params(x.shape, g)
     q = np.floor(x.reshape(x.shape or (1,)) / scale + zp + 0.5)
-    return np.clip(q, g.qmin, g.qmax).astype(np.int64).reshape(x.shape)
+    # decision: codes of 64-bit grids are held as int64 (clamped to its range, as floats that convert exactly)
+    lo, hi = float(max(g.qmin, -(1 << 63))), float(min(g.qmax, (1 << 63) - 1024))
+    return np.clip(np.nan_to_num(q, nan=0.0), lo, hi).astype(np.int64).reshape(x.shape)
 
 def real_values(data: object, q: object) -> np.ndarray:
     """Real values of a ``.dat`` whose items are 1.0.5 quantized codes, decoded with the tensor's graph.quant

@@ -107,61 +107,126 @@ def _pack(codes: np.ndarray, bits: int) -> bytes:
     return np.packbits(bitarr).tobytes()
 
 
-def _unpack(data: bytes, count: int, bits: int) -> np.ndarray:
+def item_dtype(bits: int, signed: bool) -> np.dtype:
+    """The smallest numpy integer type that holds a ``bits``-bit item (the decoded array is no wider)."""
+    width = 8 if bits <= 8 else 16 if bits <= 16 else 32 if bits <= 32 else 64
+    return np.dtype(f"<{'i' if signed else 'u'}{width // 8}")
+
+
+_UNPACK_CHUNK = 1 << 18  # items decoded per step of the bit-stream path (bounds its temporaries)
+
+
+def _unpack(data: bytes | memoryview, count: int, bits: int, signed: bool = False) -> np.ndarray:
+    """``count`` items of ``bits`` bits from the payload ``data`` (§5.2 layout, see the module docstring) as an
+    array of :func:`item_dtype` (signed items sign-extended).
+
+    Decision (issue 6, memory): the memory used is the output plus O(chunk): byte-aligned widths of 1, 2, 4 or 8
+    bytes are read in place (``np.frombuffer``; a copy only when ``data`` is read-only), 1-bit items with
+    ``np.unpackbits``, other widths a chunk of items at a time from the 9 bytes that can hold an item
+    (never a ``count x bits`` array)."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    out_dtype = item_dtype(bits, signed)
     if bits % 8 == 0:
         nbytes = bits // 8
         if nbytes in (1, 2, 4, 8):
-            return np.frombuffer(data, dtype=f"<u{nbytes}", count=count).astype(np.uint64)
-        raw = np.frombuffer(data, dtype=np.uint8, count=count * nbytes).reshape(count, nbytes)
-        padded = np.zeros((count, 8), dtype=np.uint8)
-        padded[:, :nbytes] = raw
-        return padded.view("<u8").ravel().astype(np.uint64)
-    bitarr = np.unpackbits(np.frombuffer(data, dtype=np.uint8), count=count * bits).astype(np.uint64)
-    bitarr = bitarr.reshape(count, bits)
-    weights = np.uint64(1) << np.arange(bits - 1, -1, -1, dtype=np.uint64)
-    return (bitarr * weights[None, :]).sum(axis=1, dtype=np.uint64)
+            arr = np.frombuffer(data, dtype=out_dtype, count=count)
+            return arr if arr.flags.writeable else arr.copy()
+        padded = np.zeros((count, out_dtype.itemsize), dtype=np.uint8)  # 24 bits -> 4 bytes, 40..56 -> 8
+        padded[:, :nbytes] = raw[:count * nbytes].reshape(count, nbytes)
+        if signed:  # sign-extend: fill the high bytes with the sign of the top stored byte
+            padded[:, nbytes:] = np.where(padded[:, nbytes - 1:nbytes] >= 0x80, 0xFF, 0)
+        return padded.view(out_dtype).reshape(count)
+    if bits == 1 and not signed:
+        return np.unpackbits(raw, count=count)
+    out = np.empty(count, dtype=out_dtype)
+    one = np.uint64
+    for start in range(0, count, _UNPACK_CHUNK):
+        stop = min(count, start + _UNPACK_CHUNK)
+        first = start * bits // 8
+        last = (stop * bits + 7) // 8
+        src = np.zeros(last - first + 9, dtype=np.uint8)
+        src[:last - first] = raw[first:last]
+        off = np.arange(start, stop, dtype=np.uint64) * one(bits) - one(first * 8)
+        idx = (off >> one(3)).astype(np.intp)
+        sh = off & one(7)
+        word = np.zeros(stop - start, dtype=np.uint64)
+        for k in range(8):  # the 8 bytes from the item's first byte, big-endian (MSB-first bit stream)
+            word = (word << one(8)) | src[idx + k]
+        word = (word << sh) | (src[idx + 8] >> (one(8) - sh))  # the 9th byte fills the bits shifted out
+        vals = word >> one(64 - bits)
+        if signed:
+            vals = (vals.view(np.int64) << np.int64(64 - bits)) >> np.int64(64 - bits)
+        out[start:stop] = vals
+    return out
 
 
 def _log_decode(codes: np.ndarray, bits: int, vmax: float, signed: bool) -> np.ndarray:
+    """§5.2: ``x = 2^(q + m - r)``, evaluated as ``2^(m - (r - q))`` with ``r - q`` in uint64 (exact for any
+    width up to 64 bits, where ``q + m - r`` overflows int64); exponents below -1100 give 0 (underflow)."""
     mag_bits = bits - 1 if signed else bits
-    codes = codes.astype(np.int64)
+    codes = np.asarray(codes).astype(np.uint64)
     sign = np.ones(codes.shape)
     if signed:
-        neg = (codes >> mag_bits) & 1
+        neg = (codes >> np.uint64(mag_bits)) & np.uint64(1)
         sign = np.where(neg == 1, -1.0, 1.0)
-        codes = codes & ((1 << mag_bits) - 1)
-    r = (1 << mag_bits) - 1
+        codes = codes & np.uint64((1 << mag_bits) - 1)
+    r = np.uint64((1 << mag_bits) - 1)
     m = math.ceil(math.log2(vmax)) if vmax > 0 else 0
-    return sign * np.power(2.0, (codes + (m - r)).astype(np.float64))
+    down = np.minimum(r - np.minimum(codes, r), np.uint64(2000)).astype(np.float64)
+    return sign * np.power(2.0, m - down)
 
 
 def _log_encode(x: np.ndarray, bits: int, vmax: float, signed: bool) -> np.ndarray:
+    """§5.2's logarithmic code, ``q = r - (m - round(clamp(log2 |x|)))`` computed in uint64 (exact up to 64 bits)."""
     mag_bits = bits - 1 if signed else bits
     r = (1 << mag_bits) - 1
     m = math.ceil(math.log2(vmax)) if vmax > 0 else 0
     ax = np.abs(x.astype(np.float64))
     with np.errstate(divide="ignore"):
         lg = np.where(ax > 0, np.log2(np.where(ax > 0, ax, 1.0)), -np.inf)
-    q = np.floor(np.clip(lg, m - r, m) + 0.5) - (m - r)
-    q = np.where(ax > 0, q, 0).astype(np.uint64)
+    down = m - np.floor(np.clip(lg, float(m - r), float(m)) + 0.5)  # 0..r, as a float
+    down = np.minimum(np.maximum(down, 0.0), float(min(r, 4096))).astype(np.uint64)  # finite |x|: < 1300
+    q = np.where(ax > 0, np.uint64(r) - np.minimum(down, np.uint64(r)), np.uint64(0)).astype(np.uint64)
     if signed:
         q = q | (np.where(x < 0, 1, 0).astype(np.uint64) << np.uint64(mag_bits))
     return q
 
 
-def read_tensor(data: bytes, file: str = "<tensor>") -> TensorData:
-    """Decode one ``.dat`` file. Never reads past ``data``; every defect raises :class:`NnefError`."""
-    if len(data) < HEADER_SIZE:
-        raise _err(f"truncated header: {len(data)} bytes, the header has 128", file)
-    if data[:2] != MAGIC:
-        raise _err(f"bad magic number {data[:2].hex()} (expected 4eef)", file)
-    major, minor = data[2], data[3]
+@dataclass
+class Header:
+    """The fields of a 128-byte ``.dat`` header (§5.2), validated by :func:`parse_header`."""
+
+    shape: tuple[int, ...]
+    item_type: ItemType
+    bits: int
+    length: int
+    count: int
+    params: bytes
+    version: tuple[int, int]
+
+
+def parse_header(head: bytes | memoryview, file: str = "<tensor>", size: int | None = None) -> Header:
+    """Validate the first 128 bytes of a ``.dat`` file (§5.2) without touching its data.
+
+    ``size``, when known (a file or archive member), is the whole file's size: the header's data length must
+    account for it exactly, so a lying header is refused before any of the data is read. The decoded tensor
+    must also pass the absurd-size guards: at most ``MAX_ITEMS`` items, and (decoded as :func:`item_dtype` /
+    the float width) no more than half of this machine's memory (``nnkiln.targets.HOST_MEMORY``, as
+    ``common.graph.too_large``)."""
+    head = memoryview(head).cast("B") if not isinstance(head, (bytes, bytearray)) else head
+    if len(head) < HEADER_SIZE:
+        raise _err(f"truncated header: {len(head)} bytes, the header has 128", file)
+    if bytes(head[:2]) != MAGIC:
+        raise _err(f"bad magic number {bytes(head[:2]).hex()} (expected 4eef)", file)
+    major, minor = head[2], head[3]
     if major != 1:
         raise _err(f"unsupported tensor file version {major}.{minor} (expected 1.x)", file)
-    length, rank = struct.unpack_from("<II", data, 4)
-    extents = struct.unpack_from("<8I", data, 12)
-    bits, code = struct.unpack_from("<II", data, 44)
-    params = data[52:84]
+    length, rank = struct.unpack_from("<II", head, 4)
+    if size is not None and length + HEADER_SIZE != size:
+        raise _err(f"the header declares {length} bytes of data but the file holds {size - HEADER_SIZE}", file)
+    extents = struct.unpack_from("<8I", head, 12)
+    bits, code = struct.unpack_from("<II", head, 44)
+    params = bytes(head[52:84])
     if rank > MAX_RANK:
         raise _err(f"rank {rank} exceeds the maximum of 8", file)
     if any(e != 0 for e in extents[rank:]):
@@ -178,6 +243,10 @@ def read_tensor(data: bytes, file: str = "<tensor>") -> TensorData:
         item_type = ItemType(algo)
     except ValueError:
         raise _err(f"unknown item type / algorithm code {algo:#x}", file) from None
+    if item_type is ItemType.FLOAT and bits not in (16, 32, 64):
+        raise _err(f"float items must have 16, 32 or 64 bits, found {bits}", file)
+    if item_type is ItemType.LOGICAL and bits != 1:
+        raise _err(f"logical items must have 1 bit, found {bits}", file)
     count = math.prod(shape)
     if count > MAX_ITEMS:
         raise _err(f"absurd tensor size: {count} items", file)
@@ -185,32 +254,42 @@ def read_tensor(data: bytes, file: str = "<tensor>") -> TensorData:
     if length != expected:
         raise _err(f"data length {length} does not match extents {list(shape)} x {bits} bits "
                    f"(= {expected} bytes)", file)
-    if len(data) < HEADER_SIZE + length:
-        raise _err(f"truncated data: the header promises {length} bytes, the file has "
-                   f"{len(data) - HEADER_SIZE}", file)
-    if len(data) > HEADER_SIZE + length:
-        raise _err(f"{len(data) - HEADER_SIZE - length} unexpected bytes after the data", file)
-    payload = data[HEADER_SIZE:]
-    codes = _unpack(payload, count, bits)
+    from nnkiln.targets import HOST_MEMORY
+
+    itemsize = bits // 8 if item_type is ItemType.FLOAT else item_dtype(bits, False).itemsize
+    if count * itemsize > HOST_MEMORY.size // 2:
+        raise _err(f"absurd tensor size: {list(shape)} decodes to {count * itemsize} bytes, more than half of "
+                   f"this machine's {HOST_MEMORY.size} bytes of memory", file)
+    return Header(shape, item_type, bits, length, count, params, (major, minor))
+
+
+def read_tensor(data: bytes | bytearray | memoryview, file: str = "<tensor>") -> TensorData:
+    """Decode one ``.dat`` file. Never reads past ``data``; every defect raises :class:`NnefError`.
+
+    Plain items decode to the narrowest numpy type that holds them (float16/32/64; ``item_dtype`` for integers,
+    logical items and quantized codes); float and whole-byte integer items are views of ``data`` when it is
+    writable (no copy), see ``_unpack``."""
+    h = parse_header(data, file)
+    size = len(data) if not isinstance(data, memoryview) else data.nbytes
+    if size < HEADER_SIZE + h.length:
+        raise _err(f"truncated data: the header promises {h.length} bytes, the file has "
+                   f"{size - HEADER_SIZE}", file)
+    if size > HEADER_SIZE + h.length:
+        raise _err(f"{size - HEADER_SIZE - h.length} unexpected bytes after the data", file)
+    payload = memoryview(data).cast("B")[HEADER_SIZE:]
+    item_type, bits, params, count = h.item_type, h.bits, h.params, h.count
     signed = False
     vmin = vmax = 0.0
     if item_type is ItemType.FLOAT:
-        if bits not in (16, 32, 64):
-            raise _err(f"float items must have 16, 32 or 64 bits, found {bits}", file)
-        values = codes.astype(f"<u{bits // 8}").view(f"<f{bits // 8}")
+        values = np.frombuffer(payload, dtype=f"<f{bits // 8}", count=count)
+        values = values if values.flags.writeable else values.copy()
     elif item_type in (ItemType.INTEGER, ItemType.SIGNED_INTEGER, ItemType.LOGICAL, ItemType.QUANTIZED_SIGNED,
                        ItemType.QUANTIZED_UNSIGNED):
         if item_type is ItemType.INTEGER:
             signed = struct.unpack_from("<I", params, 0)[0] != 0
         else:
             signed = item_type in (ItemType.SIGNED_INTEGER, ItemType.QUANTIZED_SIGNED)
-        if item_type is ItemType.LOGICAL and bits != 1:
-            raise _err(f"logical items must have 1 bit, found {bits}", file)
-        if signed:
-            shift = np.int64(64 - bits)  # sign-extend the b-bit two's complement code
-            values = (codes.astype(np.uint64).view(np.int64) << shift) >> shift
-        else:
-            values = codes
+        values = _unpack(payload, count, bits, signed)
     else:
         vmin, vmax = struct.unpack_from("<ff", params, 0)
         if not (math.isfinite(vmin) and math.isfinite(vmax)):
@@ -230,8 +309,8 @@ def read_tensor(data: bytes, file: str = "<tensor>") -> TensorData:
             else:
                 raise _err(f"logarithmic quantization needs min = 0 or min = -max, found min={vmin}, "
                            f"max={vmax}", file)
-        values = codes
-    return TensorData(shape, item_type, bits, values.reshape(shape), signed, vmin, vmax, (major, minor))
+        values = _unpack(payload, count, bits)
+    return TensorData(h.shape, item_type, bits, values.reshape(h.shape), signed, vmin, vmax, h.version)
 
 
 def write_tensor(array: np.ndarray, *, item_type: ItemType | None = None, bits: int | None = None,

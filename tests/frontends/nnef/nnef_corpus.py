@@ -175,7 +175,7 @@ INVALID: list[tuple[str, str, str]] = [
      "changes the volume"),
     ("label_shape_conflict", H + "graph g(x) -> (y) { x = external(shape = [1]); v = variable(shape = [2], label = 'W');"
      " w = variable(shape = [3], label = 'w'); y = relu(x); }", "share data"),
-    ("sample_ignore_border", H + "graph g(x) -> (y) { x = external(shape = [1, 1, 4, 4]);"
+    ("sample_ignore_border", H + "graph g(x, i) -> (y) { x = external(shape = [1, 1, 4, 4]);"
      " i = external<integer>(shape = [1, 1, 2, 2]);"
      " y = sample(x, i, size = [1, 1, 2, 2], stride = [1, 1, 2, 2], border = 'ignore'); }", "border 'ignore'"),
     ("index_out_of_range", HFO + "fragment f( a: tensor<scalar>, s: integer[] ) -> ( b: tensor<scalar> )"
@@ -221,6 +221,18 @@ INVALID: list[tuple[str, str, str]] = [
      "less than the rank of output (3), found [7]"),
     ("squeeze_duplicate_axes", H + "graph g(x) -> (y) { x = external(shape = [1, 3]); y = squeeze(x, axes = [0, 0]); }",
      "'axes' lists an axis twice"),
+    ("external_not_a_parameter", H + "graph g(x) -> (y) { x = external(shape = [1]); z = external(shape = [1]);"
+     " y = add(x, z); }", "'z' is defined by 'external' but is not a parameter of graph 'g'"),
+    ("integer_literal_over_64_bits", H + "graph g(x) -> (y) { x = external(shape = [1" + "0" * 5000 + "]); y = relu(x); }",
+     "integer literal 1000"),
+    ("integer_result_over_64_bits", HFO + "graph g(x) -> (y) { x = external(shape = [1]);"
+     " y = add(x, [1.0][(2 ^ 62) * 4]); }", "overflows 64 bits"),
+    ("doubling_recursion_over_budget", HFO + "fragment f( x: tensor<scalar>, n: integer ) -> ( y: tensor<scalar> )"
+     " { y = add(f(x, n = n - 1), f(x, n = n - 1)) if n > 0 else relu(x); }\n"
+     "graph g(x) -> (y) { x = external(shape = [1]); y = f(x, n = 40); }", "takes more than"),
+    ("nested_comprehension_over_budget", HFO + "graph g(x) -> (y) { x = external(shape = [1]); y = add(x, "
+     "scalar(length_of([for i in range_of([0] * 1048576) yield [for j in range_of([0] * 1048576) yield j]]))); }",
+     "takes more than"),
 ]
 
 # Rules checked only during expansion (stage 3 of §6); parse_document alone accepts these.
@@ -228,4 +240,5 @@ STAGE3 = {"bad_shape_positive", "broadcast_mismatch", "conv_channels", "reshape_
           "sample_ignore_border", "index_out_of_range", "infinite_recursion", "update_not_variable",
           "update_result_again", "update_twice", "deconv_output_shape_auto_padding", "reduce_duplicate_axes",
           "window_exceeds_input", "squeeze_not_singleton", "softmax_axis_out_of_range", "label_characters",
-          "unsqueeze_axis_out_of_range", "squeeze_duplicate_axes"}
+          "unsqueeze_axis_out_of_range", "squeeze_duplicate_axes", "integer_result_over_64_bits",
+          "doubling_recursion_over_budget", "nested_comprehension_over_budget"}

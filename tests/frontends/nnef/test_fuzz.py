@@ -225,3 +225,34 @@ def test_cli_refuses_hostile_containers_in_one_line(tmp_path, capsys) -> None:  
         assert main(["check-nnef", str(tmp_path / name)]) == 1
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "§5.1" in err and name in err, err
+
+
+def test_large_results_of_import_time_values_are_computed_at_run_time(tmp_path) -> None:  # noqa: ANN001
+    """add of a [30000, 1] and a [1, 30000] constant (900M items): an import-time (numpy) evaluation would
+    build 3.6 GB; the op becomes a run-time ADD of two small tosa.const instead."""
+    import resource
+
+    import nnkiln
+
+    (tmp_path / "graph.nnef").write_text(
+        "version 1.0;\ngraph g(x) -> (y) { x = external(shape = [1]); a = constant(shape = [30000, 1], value = [1.0]);"
+        " b = constant(shape = [1, 30000], value = [2.0]); c = add(a, b); y = add(x, c); }\n")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    module = nnkiln.load(str(tmp_path))
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB
+    consts = [op.results[0].type.get_shape() for op in module.walk() if op.name == "tosa.const"]
+    assert max(int(np.prod(s)) for s in consts) == 30000
+    assert sum(op.name == "tosa.add" for op in module.walk()) == 2
+
+
+@pytest.mark.parametrize("body,rule", [
+    ("y = cast<string>(x);", "tensor of strings"),
+    ("c = constant<integer>(shape = [1], value = [1099511627776]); d = cast<scalar>(c); y = add(x, d);",
+     "outside the 32-bit range"),
+])
+def test_values_nnkiln_cannot_represent_are_nnef_errors(tmp_path, body: str, rule: str) -> None:  # noqa: ANN001
+    import nnkiln
+
+    (tmp_path / "graph.nnef").write_text("version 1.0;\ngraph g(x) -> (y) { x = external(shape = [4]); " + body + " }\n")
+    with pytest.raises(NnefError, match=rule):
+        nnkiln.load(str(tmp_path))
