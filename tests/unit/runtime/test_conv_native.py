@@ -169,6 +169,23 @@ def test_conv2d_fused_epilogues(path: bool, posts: list, nextra: int, ic: int, o
     _close(got, e, conv)
 
 
+@pytest.mark.parametrize("path", PATHS, indirect=True)
+@pytest.mark.parametrize("posts,nextra", EPILOGUES)
+@pytest.mark.parametrize("oc", [16, 48, 37])  # K <= 64: a lone panel, a pair + a lone one, partial (12-row tiles)
+def test_conv2d_short_sums_in_twelve_row_tiles(path: bool, posts: list, nextra: int, oc: int) -> None:
+    """1x1 convolutions of 32 channels over 2·7·9 = 126 rows: pairs of 6-row tiles (tile2_12 / tile1_12 with
+    AVX-512) and the 6-row tiles of the remainder, against the reference."""
+    n, ih, iw, ic = 2, 7, 9, 32
+    x, w, b = _f(n, ih, iw, ic) * 2, _f(oc, 1, 1, ic), _f(oc)
+    attrs = _attrs((0, 0, 0, 0), (1, 1), (1, 1))
+    shape = (n, ih, iw, oc)
+    extras = _extras(shape, nextra)
+    conv = _ref("tosa.conv2d", [x, w, b], attrs, shape)
+    e = _ref_posts(conv, posts, extras)
+    got = _call(_kernel(False, attrs, x, w, b, shape, posts, extras), x, w, b, shape, extras)
+    _close(got, e, conv)
+
+
 WINOGRAD_CASES = [
     # n, ih, iw, ic, oc, pad
     (1, 9, 11, 32, 40, (1, 1, 1, 1)),   # odd output sizes (partial tiles), 8-channel output tail
