@@ -227,9 +227,12 @@ INVALID: list[tuple[str, str, str]] = [
      "integer literal 1000"),
     ("integer_result_over_64_bits", HFO + "graph g(x) -> (y) { x = external(shape = [1]);"
      " y = add(x, [1.0][(2 ^ 62) * 4]); }", "overflows 64 bits"),
-    ("doubling_recursion_over_budget", HFO + "fragment f( x: tensor<scalar>, n: integer ) -> ( y: tensor<scalar> )"
+    ("doubling_recursion_over_budget", HFO + "fragment f( n: integer ) -> ( y: integer )"
+     " { y = f(n = n - 1) + f(n = n - 1) if n > 0 else 1; }\n"
+     "graph g(x) -> (y) { x = external(shape = [1]); y = add(x, scalar(f(n = 40))); }", "takes more than"),
+    ("doubling_operations_over_cap", HFO + "fragment f( x: tensor<scalar>, n: integer ) -> ( y: tensor<scalar> )"
      " { y = add(f(x, n = n - 1), f(x, n = n - 1)) if n > 0 else relu(x); }\n"
-     "graph g(x) -> (y) { x = external(shape = [1]); y = f(x, n = 40); }", "takes more than"),
+     "graph g(x) -> (y) { x = external(shape = [1]); y = f(x, n = 40); }", "more than 65536 operations"),
     ("nested_comprehension_over_budget", HFO + "graph g(x) -> (y) { x = external(shape = [1]); y = add(x, "
      "scalar(length_of([for i in range_of([0] * 1048576) yield [for j in range_of([0] * 1048576) yield j]]))); }",
      "takes more than"),
@@ -241,4 +244,4 @@ STAGE3 = {"bad_shape_positive", "broadcast_mismatch", "conv_channels", "reshape_
           "update_result_again", "update_twice", "deconv_output_shape_auto_padding", "reduce_duplicate_axes",
           "window_exceeds_input", "squeeze_not_singleton", "softmax_axis_out_of_range", "label_characters",
           "unsqueeze_axis_out_of_range", "squeeze_duplicate_axes", "integer_result_over_64_bits",
-          "doubling_recursion_over_budget", "nested_comprehension_over_budget"}
+          "doubling_recursion_over_budget", "nested_comprehension_over_budget", "doubling_operations_over_cap"}
