@@ -41,6 +41,12 @@ from nnkiln.ir.errors import NnefError
 MAX_MEMBER_BYTES = HEADER_SIZE + 0xFFFF_FFFF  # a .dat: §5.2's data length is a u32
 MAX_TOTAL_BYTES = 16 << 30  # all members of an archive (all of them are decompressed to reach the end)
 MAX_MEMBERS = 100_000
+#: Decompression bombs: the members' total size (from the tar headers, before a member is inflated) may exceed
+#: ``BOMB_RATIO`` times the archive's size only within the first ``BOMB_ALLOWANCE`` bytes. Float weights
+#: compress by a few times at most; every member has to be inflated to reach the archive's end (~0.4 GB/s
+#: here), so without this a 6 MB archive of zeros could hold 16 GiB and cost a minute.
+BOMB_RATIO = 64
+BOMB_ALLOWANCE = 1 << 30
 #: graph.nnef / graph.quant: far above any real graph (the largest nnef-tools exports are a few MiB of text),
 #: low enough that reading and lexing one takes seconds; a larger one is refused before it is read.
 MAX_TEXT_BYTES = 64 << 20
@@ -424,7 +430,7 @@ class Members(Mapping):
 
     def _scan_tar(self, path: str) -> None:
         try:
-            raw, _ = _open_regular(path, path, 1 << 62)
+            raw, archive_bytes = _open_regular(path, path, 1 << 62)
         except NnefError as err:
             raise NnefError(f"§5.1: cannot open the container: {err.args[0].removeprefix('§5.1: ')}",
                             file=path) from None
@@ -454,6 +460,10 @@ class Members(Mapping):
                 if total > MAX_TOTAL_BYTES:
                     raise NnefError(f"§5.1: the archive's members exceed {MAX_TOTAL_BYTES} bytes in all (at "
                                     f"'{name}'): refused as absurdly large", file=path)
+                if total > BOMB_ALLOWANCE + BOMB_RATIO * archive_bytes:
+                    raise NnefError(f"§5.1: the archive's members (at '{name}') would inflate to more than "
+                                    f"{BOMB_RATIO} times its {archive_bytes} bytes (beyond the first "
+                                    f"{BOMB_ALLOWANCE}): refused as a decompression bomb", file=path)
                 rel = norm.removeprefix("./")
                 if posixpath.basename(rel) in _TEXTS:
                     if m.size > MAX_TEXT_BYTES:

@@ -318,6 +318,20 @@ def test_archive_total_size_cap_stops_the_scan(tmp_path: Path, monkeypatch: pyte
         load_container(str(path))
 
 
+def test_archive_inflating_far_beyond_its_size_is_refused_as_a_bomb(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past BOMB_ALLOWANCE (lowered here to 8 MiB), members may total at most BOMB_RATIO times the archive's
+    size: 24 MiB of zeros (a few KB compressed) is refused from its tar header, before it is inflated;
+    12 MiB of random bytes (no compression) in the same position is read."""
+    monkeypatch.setattr(container_mod, "BOMB_ALLOWANCE", 8 * MiB)
+    bomb = _tgz(tmp_path / "bomb.tgz", [("graph.nnef", graph().encode()), ("w.dat", GOOD), ("a.bin", (b"", 24 * MiB))])
+    with pytest.raises(NnefError, match=r"\(at 'a.bin'\) would inflate to more than 64 times .*decompression bomb"):
+        load_container(str(bomb))
+    noise = np.random.default_rng(0).integers(0, 256, 12 * MiB, dtype=np.uint8).tobytes()
+    fine = _tgz(tmp_path / "fine.tgz", [("graph.nnef", graph().encode()), ("w.dat", GOOD), ("a.bin", noise)])
+    load_container(str(fine))
+
+
 # -- 6. graph.quant -----------------------------------------------------------------------------------------
 
 def _quant_folder(tmp_path: Path, quant: str | bytes) -> str:
