@@ -99,10 +99,10 @@ typedef struct {
     float *xp;
     int IH, IW, C, pt, pl, Hp, Wp;
     int nchw; /* x is [N, C, IH, IW] (a network's NCHW input transposed on the way: kernels/fused.py) */
+    long rows, per; /* padded rows in all, rows per work item */
 } pad_job;
 
-static void pad_item(void *ctx, long r) {
-    const pad_job *j = (const pad_job *)ctx;
+static void pad_row(const pad_job *j, long r) {
     long n = r / j->Hp;
     int py = (int)(r % j->Hp), iy = py - j->pt;
     size_t C = (size_t)j->C;
@@ -130,17 +130,33 @@ static void pad_item(void *ctx, long r) {
     memset(dst + left + mid, 0, sizeof(float) * ((size_t)j->Wp * C - left - mid));
 }
 
+/* Work item b: padded rows [b·per, (b+1)·per). Bands, not single rows: with one row per item (2.7 KB for a
+ * 224x224x3 input) two threads spent more on taking items than on copying; MobileNetV2's input went from
+ * 0.051 ms at 1 thread to 0.073 at 2. */
+static void pad_item(void *ctx, long b) {
+    const pad_job *j = (const pad_job *)ctx;
+    long r1 = (b + 1) * j->per < j->rows ? (b + 1) * j->per : j->rows;
+    for (long r = b * j->per; r < r1; r++) pad_row(j, r);
+}
+
+static void pad_run(pad_job *job, int N, int nthreads) {
+    job->rows = (long)N * job->Hp;
+    long items = nthreads > 1 ? 4L * nthreads : 1;
+    job->per = (job->rows + items - 1) / items;
+    nk_parallel(pad_item, job, (job->rows + job->per - 1) / job->per, nthreads);
+}
+
 int nk_pad_f32(const float *x, int N, int IH, int IW, int C, float *xp, int pt, int pb, int pl, int pr, int nthreads) {
-    pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr, 0};
-    nk_parallel(pad_item, &job, (long)N * job.Hp, nthreads);
+    pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr, 0, 0, 0};
+    pad_run(&job, N, nthreads);
     return 0;
 }
 
 /* The same padded NHWC copy from an NCHW x [N, C, IH, IW] (one pass instead of a transpose and a copy). */
 int nk_pad_nchw_f32(const float *x, int N, int IH, int IW, int C, float *xp, int pt, int pb, int pl, int pr,
                     int nthreads) {
-    pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr, 1};
-    nk_parallel(pad_item, &job, (long)N * job.Hp, nthreads);
+    pad_job job = {x, xp, IH, IW, C, pt, pl, IH + pt + pb, IW + pl + pr, 1, 0, 0};
+    pad_run(&job, N, nthreads);
     return 0;
 }
 
