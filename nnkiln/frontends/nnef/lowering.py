@@ -138,7 +138,7 @@ class Lowerer:
             return v
         arr = np.asarray(v)
         if prim is not None:
-            arr = arr.astype(NP_DTYPE[prim])
+            arr = arr.astype(NP_DTYPE[prim], copy=False)
         if arr.ndim == 0:
             arr = arr.reshape(1)
         return self.g.const(np.ascontiguousarray(arr))
@@ -146,7 +146,7 @@ class Lowerer:
     def set(self, ref: object, v: Val) -> None:
         assert isinstance(ref, TensorRef)
         if not isinstance(v, SSAValue):
-            v = np.asarray(v).astype(NP_DTYPE[ref.dtype]).reshape(ref.shape)
+            v = np.asarray(v).astype(NP_DTYPE[ref.dtype], copy=False).reshape(ref.shape)
         else:
             have = shape_of(v)
             if have != tuple(ref.shape):
@@ -288,7 +288,11 @@ def _variable(lw: Lowerer, op: FlatOp) -> None:
         arr = lw.arrays.get(key) if key is not None else None
     if arr is None:
         raise lw.error(f"no data for variable '{label}'")
-    lw.out(op, np.asarray(arr).astype(NP_DTYPE[op.dtype or Prim.SCALAR]))
+    # no copy when the data already has the tensor's type (a weight file is not held twice); read-only, so
+    # that no lowering can change the container's data in place
+    arr = np.asarray(arr).astype(NP_DTYPE[op.dtype or Prim.SCALAR], copy=False).view()
+    arr.flags.writeable = False
+    lw.out(op, arr)
 
 
 @handles("copy")
