@@ -16,6 +16,7 @@ as an array (one value per channel) as well as a scalar; its tensor must be an i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import lzma
@@ -548,26 +549,34 @@ def load_container(path: str, lenient: bool = False, require_data: bool = True) 
     """Load an NNEF model folder or tar archive: parse, check, expand, read tensors and graph.quant.
 
     Only the ``.dat`` files that variables reference are read (see :class:`Members`)."""
+    with open_members(path) as files:
+        graph_file = files.shown("graph.nnef")
+        text = decode_text(files["graph.nnef"], graph_file, "§3.1: graph.nnef")
+        doc = parse_document(text, lenient=lenient, file=graph_file)
+        flat = expand(doc)
+        cont = Container(doc, flat, files=sorted(files))
+        cont.tensors = read_variables(files, flat, require_data)
+        if "graph.quant" in files:
+            qfile = files.shown("graph.quant")
+            cont.quantization = parse_quant(decode_text(files["graph.quant"], qfile, "§5.3: graph.quant"), doc,
+                                            file=qfile)
+    return cont
+
+
+@contextlib.contextmanager
+def open_members(path: str) -> Iterator[Members]:
+    """The :class:`Members` of the container at ``path``, which must hold a ``graph.nnef``; a ``MemoryError``
+    inside the ``with`` becomes an NnefError ("out of memory ...") naming the container."""
     if not os.path.exists(path):
         raise NnefError("§5.1: no such file or folder", file=path)
     try:
         with Members(path) as files:
             if "graph.nnef" not in files:
                 raise NnefError("§5.1: the container has no 'graph.nnef'", file=path)
-            graph_file = files.shown("graph.nnef")
-            text = decode_text(files["graph.nnef"], graph_file, "§3.1: graph.nnef")
-            doc = parse_document(text, lenient=lenient, file=graph_file)
-            flat = expand(doc)
-            cont = Container(doc, flat, files=sorted(files))
-            cont.tensors = read_variables(files, flat, require_data)
-            if "graph.quant" in files:
-                qfile = files.shown("graph.quant")
-                cont.quantization = parse_quant(decode_text(files["graph.quant"], qfile, "§5.3: graph.quant"), doc,
-                                                file=qfile)
+            yield files
     except MemoryError:
-        raise NnefError("out of memory while reading the container (its data needs more memory than this "
+        raise NnefError("out of memory while loading the model (it or its data needs more memory than this "
                         "process may use)", file=path) from None
-    return cont
 
 
 def decode_text(data: bytes, file: str, what: str) -> str:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from nnkiln.frontends.nnef.ast import Argument, ArrayExpr, Document, Identifier, Invocation, Literal
-from nnkiln.frontends.nnef.container import Members, decode_text, parse_quant, read_variables
+from nnkiln.frontends.nnef.container import Members, decode_text, open_members, parse_quant, read_variables
 from nnkiln.frontends.nnef.document import parse_document
 from nnkiln.frontends.nnef.expand import expand
 from nnkiln.frontends.nnef.lowering import KEEP, lower_graph
@@ -42,16 +41,8 @@ def load_nnef(path: str, shapes: Mapping[str, Sequence[int]] | None = None, *, l
     becomes an NnefError ("out of memory ...") naming the container."""
     from nnkiln.ir.verify import verify_module
 
-    if not os.path.exists(path):
-        raise NnefError("§5.1: no such file or folder", file=path)
-    try:
-        with Members(path) as files:
-            if "graph.nnef" not in files:
-                raise NnefError("§5.1: the container has no 'graph.nnef'", file=path)
-            module = _load(files, path, shapes, lenient)
-    except MemoryError:
-        raise NnefError("out of memory while loading the model (it or its data needs more memory than this "
-                        "process may use)", file=path) from None
+    with open_members(path) as files:
+        module = _load(files, path, shapes, lenient)
     verify_module(module)
     return module
 
