@@ -1,7 +1,7 @@
 """``Executable``: a validated blob ready to run (no xDSL).
 
-Memory: the arena is allocated once (``np.empty(arena_bytes, uint8)``) and every arena buffer is a
-numpy view into it; constants are read-only views into the blob's bytes; input/output buffers are
+Memory: the arena is allocated once (``arena_bytes``, page-aligned: ``runtime.alloc``) and every arena buffer
+is a numpy view into it; constants are read-only views into the blob's bytes; input/output buffers are
 views into the caller's (converted) inputs and into freshly allocated outputs, made per run.
 
 Execution: the tasks of each ``(executor, executor_index)`` form a FIFO queue, planned once into
@@ -43,6 +43,7 @@ import numpy as np
 from nnkiln.backend.blob_format import Blob, BufferDesc, ConstantStore, IODesc, Memory, constants_u8, decode, encode
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
+from nnkiln.runtime.alloc import PAGE, aligned_empty
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
 from nnkiln.runtime.kernels.bound import Chain, chain_units
 from nnkiln.runtime.kernels.fused import ExpansionDepthwise, TransposedInputConv, expansion_pairs, input_transposes
@@ -113,7 +114,7 @@ class Executable:
         meta = blob.metadata
         self.input_names = [io.name for io in blob.inputs]
         self.output_names = [io.name for io in blob.outputs]
-        self._arena = np.empty(max(blob.arena_bytes, 1), np.uint8)
+        self._arena = aligned_empty(max(blob.arena_bytes, 1), np.uint8, PAGE)  # see runtime.alloc
         store = blob.constants if isinstance(blob.constants, ConstantStore) else None
         consts = constants_u8(blob) if store is None else None
         self._static: list[np.ndarray | None] = []
@@ -212,7 +213,7 @@ class Executable:
             raise InputError(f"inputs do not match the model: {'; '.join(parts)} "
                              f"(expected: {', '.join(repr(n) for n in self.input_names) or 'none'})")
         in_arrays = [convert_input(io.name, inputs[io.name], io, dt) for io, dt in self._in_specs]
-        out_arrays = [np.empty(shape, dtype) for shape, dtype in self._out_specs]
+        out_arrays = [aligned_empty(shape, dtype) for shape, dtype in self._out_specs]
         self._run_contiguous(in_arrays, out_arrays)
         return dict(zip(self.output_names, out_arrays))
 
@@ -282,7 +283,7 @@ class Executable:
         if sum(sizes[0]) + sum(sizes[1]) > _MAX_PROBE_BYTES:
             return None
         try:
-            regions, outs = ([np.empty(max(1, n), np.uint8) for n in group] for group in sizes)
+            regions, outs = ([aligned_empty(max(1, n), np.uint8) for n in group] for group in sizes)
         except MemoryError:
             return None
         self._probes = (regions, outs)  # kept alive with the executable

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from nnkiln.runtime import blas
+from nnkiln.runtime.alloc import aligned_empty
 from nnkiln.runtime.blas import kernel_threads
 
 _I64 = np.int64
@@ -147,7 +148,7 @@ class Chain:
         calls: list[tuple[int, np.ndarray, int]] = []
         need = max((b.scratch_elems for b in bounds), default=0)
         if scratch is None or scratch.size < need:
-            scratch = np.empty(max(need, 1), np.float32)
+            scratch = aligned_empty(max(need, 1), np.float32)
         self.scratch = scratch
         self._keep: list[object] = [self.scratch]
         for u, b in enumerate(bounds):
@@ -267,7 +268,7 @@ def chain_units(units: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]],
     flush()
     # the chains run one after another: one scratch buffer serves them all
     need = max((b.scratch_elems for p in parts if isinstance(p, list) for b, _ in p), default=0)
-    shared = np.empty(max(need, 1), np.float32)
+    shared = aligned_empty(max(need, 1), np.float32)
     out: list[tuple[Any, int, tuple[int, ...], tuple[int, ...]]] = []
     for p in parts:
         if isinstance(p, list):

@@ -55,6 +55,7 @@ import numpy as np
 from nnkiln.backend.blob_format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime import native
+from nnkiln.runtime.alloc import aligned_empty
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, contiguous_f32, slots
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds, operand_2d
@@ -70,19 +71,13 @@ _DIRECT_BLOCK = 1 << 16
 """Output elements per row block of a 1x1 convolution with small weights (256 KiB: the epilogue runs in L2)."""
 
 
-def aligned_empty(n: int, align: int = 64) -> np.ndarray:
-    """An uninitialised float32 vector of ``n`` elements whose start is ``align``-byte aligned (a packed
-    weight panel row of 16 floats is then one cache line, never two)."""
-    raw = np.empty(n + align // 4, _F32)
-    skip = (-raw.ctypes.data % align) // 4
-    return raw[skip:skip + n]
 
 
 def scratch(n: int) -> np.ndarray:
     """A float32 buffer of at least ``n`` elements, private to this thread and reused across kernels."""
     buf = getattr(_tls, "buf", None)
     if buf is None or buf.size < n:
-        buf = np.empty(max(n, 1), _F32)
+        buf = aligned_empty(max(n, 1), _F32)
         _tls.buf = buf
     return buf
 
