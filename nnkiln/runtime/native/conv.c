@@ -568,16 +568,19 @@ static void tile2(const conv_args *a, const float *const *base, long r0, int mr,
 #undef NK_HI
 }
 
-/* Two full row tiles (12 rows: base0 then base1) x the panel pair j, j+1 over the whole K, for the output modes
- * 0-3: 24 zmm sums. For short sums (1x1 convolutions of 16-192 channels) the fixed work of a tile (the sums'
- * start from the bias, the stores) is then shared by twice the rows, and each weight vector loaded serves 12 rows.
- * The same fused multiply-adds in the same k order per output as tile2: identical results. */
-static void tile2_12(const conv_args *a, const float *const *base0, const float *const *base1, long r0, int j) {
+/* Two full row tiles (12 rows: base0 then base1) x the panel pair j, j+1 (``pair``: 24 zmm sums) or the one full
+ * panel j (12 sums) over the whole K, for the output modes 0-3. For short sums (1x1 convolutions of 16-192
+ * channels) the fixed work of a tile (the sums' start from the bias, the stores) is then shared by twice the rows,
+ * and each weight vector loaded serves 12 rows. The same fused multiply-adds in the same k order per output as
+ * tile2 / tile: identical results. Always inlined with a constant ``pair``: tile2_12 and tile1_12 below. */
+static inline __attribute__((always_inline)) void tile_12(const conv_args *a, const float *const *base0,
+                                                          const float *const *base1, long r0, int j, int pair) {
     const float *bq = a->bp + (long)j * a->K * NR;
     const long pstride = a->K * NR;
     int oc0 = j * NR, seg = a->seg, OC = a->OC;
     __m512 u0, u1, u2, u3, u4, u5, u6, u7, u8, u9, u10, u11, v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11;
-    u0 = _mm512_loadu_ps(a->bpad + oc0); v0 = _mm512_loadu_ps(a->bpad + oc0 + NR);
+    u0 = _mm512_loadu_ps(a->bpad + oc0);
+    v0 = pair ? _mm512_loadu_ps(a->bpad + oc0 + NR) : u0;
     u1 = u2 = u3 = u4 = u5 = u6 = u7 = u8 = u9 = u10 = u11 = u0;
     v1 = v2 = v3 = v4 = v5 = v6 = v7 = v8 = v9 = v10 = v11 = v0;
     for (int t = 0; t < a->ntaps; t++) {
@@ -587,9 +590,10 @@ static void tile2_12(const conv_args *a, const float *const *base0, const float 
         const float *p6 = base1[0] + o, *p7 = base1[1] + o, *p8 = base1[2] + o;
         const float *p9 = base1[3] + o, *p10 = base1[4] + o, *p11 = base1[5] + o;
         for (int ic = 0; ic < seg; ic++) {
-            __m512 b0 = _mm512_loadu_ps(bq), b1 = _mm512_loadu_ps(bq + pstride);
+            __m512 b0 = _mm512_loadu_ps(bq), b1 = pair ? _mm512_loadu_ps(bq + pstride) : b0;
             __m512 x;
-#define NK_FMA(i) x = _mm512_set1_ps(p##i[ic]); u##i = _mm512_fmadd_ps(x, b0, u##i); v##i = _mm512_fmadd_ps(x, b1, v##i);
+#define NK_FMA(i) x = _mm512_set1_ps(p##i[ic]); u##i = _mm512_fmadd_ps(x, b0, u##i); \
+                  if (pair) v##i = _mm512_fmadd_ps(x, b1, v##i);
             NK_FMA(0) NK_FMA(1) NK_FMA(2) NK_FMA(3) NK_FMA(4) NK_FMA(5)
             NK_FMA(6) NK_FMA(7) NK_FMA(8) NK_FMA(9) NK_FMA(10) NK_FMA(11)
 #undef NK_FMA
@@ -599,44 +603,21 @@ static void tile2_12(const conv_args *a, const float *const *base0, const float 
     ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
     const __m512 lo = _mm512_set1_ps(a->lo), hi = _mm512_set1_ps(a->hi);
     const int res = a->mode >= 2, clamp = a->mode & 1;
-#define NK_ROW(i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; \
-                    NK_EPI_STORE(512, u##i, ro, lo, hi) NK_EPI_STORE(512, v##i, ro + NR, lo, hi) }
+#define NK_ROW(i) { ptrdiff_t ro = off + (ptrdiff_t)i * OC; NK_EPI_STORE(512, u##i, ro, lo, hi) \
+                    if (pair) NK_EPI_STORE(512, v##i, ro + NR, lo, hi) }
     NK_ROW(0) NK_ROW(1) NK_ROW(2) NK_ROW(3) NK_ROW(4) NK_ROW(5)
     NK_ROW(6) NK_ROW(7) NK_ROW(8) NK_ROW(9) NK_ROW(10) NK_ROW(11)
 #undef NK_ROW
 }
 
-/* Two full row tiles (12 rows: base0 then base1) x one full panel j over the whole K, for the output modes 0-3:
- * 12 zmm sums, each weight vector loaded serving 12 rows (a lone panel: 16 output channels, or the last 16 of
- * 16 + 32·n). The same fused multiply-adds in the same k order per output as tile(): identical results. */
+/* The panel pair j, j+1 (two full panels) in 12-row tiles. */
+static void tile2_12(const conv_args *a, const float *const *base0, const float *const *base1, long r0, int j) {
+    tile_12(a, base0, base1, r0, j, 1);
+}
+
+/* A lone full panel j (16 output channels, or the last 16 of 16 + 32·n) in 12-row tiles. */
 static void tile1_12(const conv_args *a, const float *const *base0, const float *const *base1, long r0, int j) {
-    const float *bq = a->bp + (long)j * a->K * NR;
-    int oc0 = j * NR, seg = a->seg, OC = a->OC;
-    __m512 u0, u1, u2, u3, u4, u5, u6, u7, u8, u9, u10, u11;
-    u0 = _mm512_loadu_ps(a->bpad + oc0);
-    u1 = u2 = u3 = u4 = u5 = u6 = u7 = u8 = u9 = u10 = u11 = u0;
-    for (int t = 0; t < a->ntaps; t++) {
-        long o = a->toff[t];
-        const float *p0 = base0[0] + o, *p1 = base0[1] + o, *p2 = base0[2] + o;
-        const float *p3 = base0[3] + o, *p4 = base0[4] + o, *p5 = base0[5] + o;
-        const float *p6 = base1[0] + o, *p7 = base1[1] + o, *p8 = base1[2] + o;
-        const float *p9 = base1[3] + o, *p10 = base1[4] + o, *p11 = base1[5] + o;
-        for (int ic = 0; ic < seg; ic++) {
-            __m512 b0 = _mm512_loadu_ps(bq);
-#define NK_FMA(i) u##i = _mm512_fmadd_ps(_mm512_set1_ps(p##i[ic]), b0, u##i);
-            NK_FMA(0) NK_FMA(1) NK_FMA(2) NK_FMA(3) NK_FMA(4) NK_FMA(5)
-            NK_FMA(6) NK_FMA(7) NK_FMA(8) NK_FMA(9) NK_FMA(10) NK_FMA(11)
-#undef NK_FMA
-            bq += NR;
-        }
-    }
-    ptrdiff_t off = r0 * (ptrdiff_t)OC + oc0;
-    const __m512 lo = _mm512_set1_ps(a->lo), hi = _mm512_set1_ps(a->hi);
-    const int res = a->mode >= 2, clamp = a->mode & 1;
-#define NK_ROW(i) NK_EPI_STORE(512, u##i, off + (ptrdiff_t)i * OC, lo, hi)
-    NK_ROW(0) NK_ROW(1) NK_ROW(2) NK_ROW(3) NK_ROW(4) NK_ROW(5)
-    NK_ROW(6) NK_ROW(7) NK_ROW(8) NK_ROW(9) NK_ROW(10) NK_ROW(11)
-#undef NK_ROW
+    tile_12(a, base0, base1, r0, j, 0);
 }
 #else
 #define NK_PAIR 0
