@@ -34,7 +34,7 @@ import numpy as np
 from nnkiln.frontends.nnef.ast import Document, Identifier, Invocation, Prim
 from nnkiln.frontends.nnef.document import parse_document, standard_fragments
 from nnkiln.frontends.nnef.expand import Expander, FlatGraph, expand
-from nnkiln.frontends.nnef.lexer import Tok
+from nnkiln.frontends.nnef.lexer import Tok, brief
 from nnkiln.frontends.nnef.parser import Parser
 from nnkiln.frontends.nnef.tensor_file import HEADER_SIZE, TensorData, parse_header, read_tensor
 from nnkiln.ir.errors import NnefError
@@ -170,7 +170,7 @@ def _check_quant_args(name: str, args: dict[str, object], err, node: object) -> 
             if not vals or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
                 raise err(f"§5.3: '{k}' of '{name}' must be a scalar or an array of scalars (per channel)", node)
             if not all(is_finite(x) for x in vals):
-                raise err(f"§5.3: '{k}' of '{name}' must be finite, found {_short(v)}", node)
+                raise err(f"§5.3: '{k}' of '{name}' must be finite, found {brief(v)}", node)
     if name == "linear_quantize":
         lo, hi = args["min"], args["max"]
         los = lo if isinstance(lo, list) else [lo]
@@ -183,12 +183,7 @@ def _check_quant_args(name: str, args: dict[str, object], err, node: object) -> 
     elif name == "logarithmic_quantize":
         hi = args["max"]
         if not all(float(x) > 0 for x in (hi if isinstance(hi, list) else [hi])):  # type: ignore[arg-type]
-            raise err(f"§5.3: logarithmic_quantize needs max > 0 (it takes log2 max), found {_short(hi)}", node)
-
-
-def _short(v: object) -> str:
-    text = repr(v)
-    return text if len(text) <= 80 else text[:77] + "..."
+            raise err(f"§5.3: logarithmic_quantize needs max > 0 (it takes log2 max), found {brief(hi)}", node)
 
 
 def _mentions_identifier(e: object) -> bool:

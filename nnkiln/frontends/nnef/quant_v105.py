@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from nnkiln.frontends.nnef.lexer import brief
 from nnkiln.ir.errors import NnefError
 
 ALGORITHMS = ("zero_point_linear_quantize", "min_max_linear_quantize")
@@ -133,17 +134,17 @@ def check_args(name: str, args: dict[str, object], err: Callable[..., Exception]
             kind = "integers" if ints else "scalars"
             raise err(f"§5.3: '{k}' of '{name}' must be a scalar or an array of {kind} (per channel)", node)
         if not all(is_finite(x) for x in vals):
-            raise err(f"§5.3: '{k}' of '{name}' must be finite, found {_short(vals)}", node)
+            raise err(f"§5.3: '{k}' of '{name}' must be finite, found {brief(vals)}", node)
         return vals
 
     if name == "zero_point_linear_quantize":
         zps, scales = numbers("zero_point", True), numbers("scale", False)
         if not all(float(s) > 0 for s in scales):
-            raise err(f"§5.3: 'scale' of '{name}' must be positive, found {_short(scales)}", node)
+            raise err(f"§5.3: 'scale' of '{name}' must be positive, found {brief(scales)}", node)
         lo, r = code_range(bits, signed, symmetric)
         if not all(lo <= z <= r for z in zps):
             raise err(f"§5.3: 'zero_point' of '{name}' must be a code of its {bits}-bit "
-                      f"{'signed' if signed else 'unsigned'} grid [{lo}, {r}], found {_short(zps)}", node)
+                      f"{'signed' if signed else 'unsigned'} grid [{lo}, {r}], found {brief(zps)}", node)
         if len(zps) != len(scales) and 1 not in (len(zps), len(scales)):
             raise err("§5.3: per-channel 'zero_point' and 'scale' must have the same length", node)
     else:
@@ -165,11 +166,6 @@ def check_args(name: str, args: dict[str, object], err: Callable[..., Exception]
         if not np.all(np.abs(zf) < 2.0 ** 63):
             raise err(f"§5.3: {name}'s zero point -min/step is out of range (min is too far from 0 for the "
                       f"step)", node)
-
-
-def _short(v: object) -> str:
-    text = repr(v)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def channel_shape(values: np.ndarray, rank: int, axis: int) -> np.ndarray:

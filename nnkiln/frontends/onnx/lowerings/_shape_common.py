@@ -144,6 +144,14 @@ def as_gatherable(ctx: NodeContext, v: SSAValue) -> tuple[SSAValue, bool]:
     return v, False
 
 
+def runtime_indices(ctx: NodeContext, i: int) -> SSAValue:
+    """Input ``i``, run-time indices (int64 ones are carried as int32); other kinds are refused."""
+    v = ctx.input(i)
+    if v.kind is not Kind.I32:
+        raise ctx.error(f"{v.kind.value} run-time indices are not supported (int32/int64 only)")
+    return ctx.tensor(i)
+
+
 def gather_flat(ctx: NodeContext, data: SSAValue, flat_index: np.ndarray) -> SSAValue:
     """``data.flatten()[flat_index]`` via one GATHER over ``data`` viewed as ``[1, size, 1]``."""
     flat_index = np.asarray(flat_index, dtype=np.int64)

@@ -27,7 +27,7 @@ from nnkiln.frontends.common.layout import transpose
 from nnkiln.frontends.common.nn import slice_value
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings._shape_common import gather_flat
+from nnkiln.frontends.onnx.lowerings._shape_common import gather_flat, runtime_indices
 from nnkiln.frontends.onnx.lowerings.composite import (
     FLOAT_KINDS,
     Result,
@@ -78,13 +78,6 @@ def _pick(ctx: NodeContext, mask: SSAValue, values: SSAValue, axis: int) -> SSAV
         raise ctx.error(f"element type {k.value} is not supported (no exact one-hot selection in TOSA 0.30)")
     picked = select(g, mask, values, full(g, fill, k, len(shape_of(values))))
     return reduce_axis(g, ReduceMaxOp, picked, axis)
-
-
-def _runtime_index(ctx: NodeContext, i: int) -> SSAValue:
-    v = ctx.input(i)
-    if v.kind is not Kind.I32:
-        raise ctx.error(f"{v.kind.value} run-time indices are not supported (int32/int64 only)")
-    return val(ctx, v)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -147,7 +140,7 @@ def TensorScatter(ctx: NodeContext) -> Result:
         if wv.is_const:
             w = const_k(g, np.asarray(wv.const).astype(np.int64).reshape(b, 1), Kind.I32)
         else:
-            w = reshape(g, _runtime_index(ctx, 2), (b, 1))
+            w = reshape(g, runtime_indices(ctx, 2), (b, 1))
     else:
         w = const_k(g, np.zeros((b, 1)), Kind.I32)
     pos = add(g, w, const_k(g, np.arange(s).reshape(1, s), Kind.I32))  # [B, S]
@@ -504,7 +497,7 @@ def RoiAlign(ctx: NodeContext) -> Result:
     if bi.is_const:
         bidx = const_k(g, np.asarray(bi.const).astype(np.int64).reshape(r, 1, 1), Kind.I32)
     else:
-        bidx = reshape(g, _runtime_index(ctx, 2), (r, 1, 1))
+        bidx = reshape(g, runtime_indices(ctx, 2), (r, 1, 1))
     mask = equal(g, bidx, const_k(g, np.arange(n).reshape(1, n, 1), Kind.I32))
     img = reshape(g, _pick(ctx, mask, img, 1), (r, h, c * w))
     t1 = bmm(g, ay, img)  # [R, PH, C·W]

@@ -42,6 +42,7 @@ from nnkiln.frontends.onnx.lowerings._shape_common import (
     norm_axis,
     require_nonempty,
     Result,
+    runtime_indices,
 )
 
 
@@ -52,7 +53,8 @@ from nnkiln.frontends.onnx.lowerings._shape_common import (
 @lowering("Gather")
 def Gather(ctx: NodeContext) -> list[Result]:
     """Gather: constant indices are normalised at import (negative + dim); dynamic indices are
-    normalised with GREATER/ADD/SELECT and fed to GATHER on ``[N, K, C]``."""
+    normalised in the graph (``_runtime_flat``) and fed to GATHER on ``[N, K, C]``, whose REQUIRE rejects an
+    index outside the axis."""
     data = ctx.input(0)
     ind = ctx.input(1)
     axis = norm_axis(ctx, int(ctx.attr("axis", 0)), data.rank)
@@ -65,17 +67,10 @@ def Gather(ctx: NodeContext) -> list[Result]:
         if data.is_const:
             return [np.take(np.asarray(data.const), idx, axis=axis)]
         return [gather_axis_const(ctx, ctx.tensor(0), axis, idx)]
-    if ind.kind is not Kind.I32:
-        raise ctx.error(f"{ind.kind.value} run-time indices are not supported (int32/int64 only)")
     out_shape = data.shape[:axis] + ind.shape + data.shape[axis + 1:]
     require_nonempty(ctx, out_shape)
     n, k, c = collapse_axis(data.shape, axis)
-    w = math.prod(ind.shape)
-    i = reshape(ctx.g, ctx.tensor(1), (1, w))
-    zero = const(ctx, np.zeros((1, 1), np.int32))
-    neg = ctx.g.value(GreaterOp, [zero, i], element_type(Kind.BOOL))
-    shifted = ctx.g.value(AddOp, [i, const(ctx, np.full((1, 1), d, np.int32))], element_type(Kind.I32))
-    i = ctx.g.value(SelectOp, [neg, shifted, i], element_type(Kind.I32))
+    i, _ = _runtime_flat(ctx, runtime_indices(ctx, 1), 1, math.prod(ind.shape), [d], check=False)
     if n > 1:
         i = ctx.g.value(TileOp, [i], element_type(Kind.I32), multiples=[n, 1])
     x, was_bool = as_gatherable(ctx, ctx.tensor(0))
@@ -98,7 +93,7 @@ def GatherElements(ctx: NodeContext) -> list[Result]:
     data = ctx.input(0)
     axis = norm_axis(ctx, int(ctx.attr("axis", 0)), data.rank)
     if not ctx.input(1).is_const:
-        flat = _along_axis(ctx, data.shape, axis, "GatherElements")
+        flat = _along_axis(ctx, data.shape, axis)
         ind = ctx.input(1)
         require_nonempty(ctx, ind.shape)
         x, was_bool = as_gatherable(ctx, ctx.tensor(0))
@@ -131,42 +126,41 @@ def _nd_indices(ctx: NodeContext, data_shape: Sequence[int], idx: np.ndarray, ba
     return np.where(idx < 0, idx + dims, idx)
 
 
-def _runtime_flat(ctx: NodeContext, ind: SSAValue, rows: int, w: int, dims: Sequence[int]) -> tuple[SSAValue, SSAValue]:
+def _runtime_flat(ctx: NodeContext, ind: SSAValue, rows: int, w: int, dims: Sequence[int], check: bool = True
+                  ) -> tuple[SSAValue, SSAValue | None]:
     """(int32 ``[rows, w]`` positions ``Σ_j norm(ind[r, i, j]) · stride_j``, bool ``[rows, w]`` "some index of
-    the tuple is outside its extent") for run-time int32 indices ``[rows, w, q]`` into axes of extents ``dims``
-    (``q = len(dims)``, row-major strides; a negative index + its extent). See ``_poison``."""
+    the tuple is outside its extent" when ``check``, else None) for run-time int32 indices ``[rows, w, q]`` into
+    axes of extents ``dims`` (``q = len(dims)``, row-major strides; a negative index + its extent). See
+    ``_poison``."""
     q = len(dims)
     i32, b1 = element_type(Kind.I32), element_type(Kind.BOOL)
     i = reshape(ctx.g, ind, (rows, w, q))
     ext = const(ctx, np.array(dims, np.int32).reshape(1, 1, q))
     neg = ctx.g.value(GreaterOp, [const(ctx, np.zeros((1, 1, 1), np.int32)), i], b1)
-    bad = ctx.g.value(LogicalOrOp, [ctx.g.value(GreaterEqualOp, [i, ext], b1),
-                                    ctx.g.value(GreaterOp, [const(ctx, -np.array(dims, np.int32).reshape(1, 1, q)), i],
-                                                b1)], b1)
+    bad = None
+    if check:
+        bad = ctx.g.value(LogicalOrOp, [
+            ctx.g.value(GreaterEqualOp, [i, ext], b1),
+            ctx.g.value(GreaterOp, [const(ctx, -np.array(dims, np.int32).reshape(1, 1, q)), i], b1)], b1)
     i = ctx.g.value(SelectOp, [neg, ctx.g.value(AddOp, [i, ext], i32), i], i32)
     if q > 1:
         strides = [math.prod(dims[j + 1:]) for j in range(q)]
         i = ctx.g.value(MulOp, [i, const(ctx, np.array(strides, np.int32).reshape(1, 1, q))], i32, shift=0)
         i = ctx.g.value(ReduceSumOp, [i], i32, axis=2)
-        bad = ctx.g.value(ReduceAnyOp, [bad], b1, axis=2)
-    return reshape(ctx.g, i, (rows, w)), reshape(ctx.g, bad, (rows, w))
+        if bad is not None:
+            bad = ctx.g.value(ReduceAnyOp, [bad], b1, axis=2)
+    return reshape(ctx.g, i, (rows, w)), None if bad is None else reshape(ctx.g, bad, (rows, w))
 
 
-def _poison(ctx: NodeContext, flat: SSAValue, bad: SSAValue) -> SSAValue:
+def _poison(ctx: NodeContext, flat: SSAValue, bad: SSAValue | None) -> SSAValue:
     """``flat`` with -1 where ``bad``: an index outside its extent (which a flat position could hide, e.g.
     ``[1, 5]`` in a ``[3, 5]`` grid is position 10) makes the GATHER / SCATTER fail its REQUIRE at run time."""
+    assert bad is not None
     minus1 = const(ctx, np.full((1,) * len(shape_of(flat)), -1, np.int32))
     return ctx.g.value(SelectOp, [bad, minus1, flat], element_type(Kind.I32))
 
 
-def _runtime_indices(ctx: NodeContext, idx: int, what: str) -> SSAValue:
-    ind = ctx.input(idx)
-    if ind.kind is not Kind.I32:
-        raise ctx.error(f"{ind.kind.value} run-time {what} indices are not supported (int32/int64 only)")
-    return ctx.tensor(idx)
-
-
-def _along_axis(ctx: NodeContext, shape: Sequence[int], axis: int, what: str) -> SSAValue:
+def _along_axis(ctx: NodeContext, shape: Sequence[int], axis: int) -> SSAValue:
     """int32 ``[1, U]`` flat positions in a tensor of ``shape`` of the elements of run-time indices (input 1,
     U elements, same rank) along ``axis``: each element's own coordinates off the axis (a constant part) plus
     its normalised index times the axis stride."""
@@ -179,7 +173,7 @@ def _along_axis(ctx: NodeContext, shape: Sequence[int], axis: int, what: str) ->
     base = positions[tuple(coords)].reshape(1, -1).astype(np.int32)
     stride = math.prod(shape[axis + 1:])
     i32 = element_type(Kind.I32)
-    along, bad = _runtime_flat(ctx, _runtime_indices(ctx, 1, what), 1, math.prod(ind.shape), [shape[axis]])
+    along, bad = _runtime_flat(ctx, runtime_indices(ctx, 1), 1, math.prod(ind.shape), [shape[axis]])
     if stride != 1:
         along = ctx.g.value(MulOp, [along, const(ctx, np.full((1, 1), stride, np.int32))], i32, shift=0)
     return _poison(ctx, ctx.g.value(AddOp, [along, const(ctx, base)], i32), bad)
@@ -198,7 +192,7 @@ def _gather_nd_runtime(ctx: NodeContext, b: int) -> SSAValue:
     w = math.prod(ind.shape[b:-1])
     out_shape = tuple(ind.shape[:-1]) + tuple(data.shape[b + q:])
     require_nonempty(ctx, out_shape)
-    flat = _poison(ctx, *_runtime_flat(ctx, _runtime_indices(ctx, 1, "GatherND"), nb, w, dims))
+    flat = _poison(ctx, *_runtime_flat(ctx, runtime_indices(ctx, 1), nb, w, dims))
     x, was_bool = as_gatherable(ctx, ctx.tensor(0))
     out = reshape(ctx.g, ctx.g.value(GatherOp, [reshape(ctx.g, x, (nb, k, c)), flat], etype(x)), out_shape)
     return ctx.g.value(CastOp, [out], element_type(Kind.BOOL)) if was_bool else out
@@ -278,13 +272,13 @@ def _scatter_flat(ctx: NodeContext, targets: np.ndarray | SSAValue) -> list[Resu
 def ScatterElements(ctx: NodeContext) -> list[Result]:
     data = ctx.input(0)
     axis = norm_axis(ctx, int(ctx.attr("axis", 0)), data.rank)
-    positions = np.arange(math.prod(data.shape), dtype=np.int64).reshape(data.shape)
     ind = ctx.input(1)
     if not ind.is_const:
         if ind.shape != ctx.input(2).shape:
             raise ctx.error(f"indices {list(ind.shape)} and updates {list(ctx.input(2).shape)} must have equal shapes")
-        return _scatter_flat(ctx, _along_axis(ctx, data.shape, axis, "ScatterElements"))
+        return _scatter_flat(ctx, _along_axis(ctx, data.shape, axis))
     idx = _norm_indices(ctx, ctx.const(1, "indices"), data.shape[axis])
+    positions = np.arange(math.prod(data.shape), dtype=np.int64).reshape(data.shape)
     # target of update element u: its own coordinates with the axis coordinate replaced by idx[u]
     coords = list(np.indices(idx.shape, dtype=np.int64))
     coords[axis] = idx
@@ -305,7 +299,7 @@ def ScatterND(ctx: NodeContext) -> list[Result]:
         if q < 1 or q > data.rank:
             raise ctx.error(f"indices of shape {list(ind.shape)} do not fit data {list(data.shape)}")
         w = math.prod(ind.shape[:-1])
-        flat = _poison(ctx, *_runtime_flat(ctx, _runtime_indices(ctx, 1, "ScatterND"), 1, w, list(data.shape[:q])))
+        flat = _poison(ctx, *_runtime_flat(ctx, runtime_indices(ctx, 1), 1, w, list(data.shape[:q])))
         c = math.prod(data.shape[q:])
         if c > 1:  # each index addresses a slice of c elements: positions flat·c + 0..c-1
             i32 = element_type(Kind.I32)
