@@ -524,12 +524,15 @@ def _gemm_fn(kind: str, shapes: tuple, const_w: np.ndarray | None, posts: list, 
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
 @pytest.mark.parametrize("posts,nextra", GEMM_EPILOGUES)
-@pytest.mark.parametrize("rows,k,n", [(128, 64, 96), (13, 300, 37), (1, 40, 1000), (50, 600, 48)])
+@pytest.mark.parametrize("rows,k,n", [(128, 64, 96), (13, 300, 37), (1, 40, 1000), (50, 600, 48),
+                                      # GEMMs of at most 4 rows (conv.c's few_rows: 4 panels, then single ones)
+                                      (1, 1280, 1000), (2, 300, 37), (3, 77, 72), (4, 129, 8), (5, 64, 40)])
 def test_gemm_with_constant_weights_matches_reference(path: bool, posts: list, nextra: int, rows: int, k: int, n: int,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """FULLY_CONNECTED [rows, k] x [n, k] + bias and MATMUL [1, rows, k] x [1, k, n] with constant weights: the
     native implicit GEMM where conv.c has its AVX-512 tiles (asserted: no BLAS call), BLAS otherwise; both within
-    1e-5 of the reference kernels followed by the post-ops."""
+    1e-5 of the reference kernels followed by the post-ops; at most 4 rows the native GEMM streams the weights
+    once (few_rows), the same sums as the row tiles."""
     from nnkiln.runtime.kernels import fast
 
     calls: list[int] = []
