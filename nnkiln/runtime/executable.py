@@ -44,6 +44,7 @@ from nnkiln.backend.blob_format import Blob, BufferDesc, ConstantStore, IODesc, 
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.alloc import PAGE, aligned_empty
+from nnkiln.runtime.direct import DirectRun
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
 from nnkiln.runtime.kernels.bound import Chain, chain_units
 from nnkiln.runtime.kernels.fused import ExpansionDepthwise, TransposedInputConv, expansion_pairs, input_transposes
@@ -140,6 +141,13 @@ class Executable:
         with thread_budget(self.threads):
             gemm_plan = self._plan(blob)
         self._lock = threading.Lock()
+        self._direct: DirectRun | None = None
+        if self._whole is not None:
+            direct = DirectRun(self._whole, self._in_specs,
+                               [(name, shape, np.dtype(dt)) for name, (shape, dt) in zip(self.output_names,
+                                                                                         self._out_specs)],
+                               self._lock, self.threads)
+            self._direct = direct if direct.ok else None
         self.stats: dict[str, Any] = {
             "arena_bytes": blob.arena_bytes,
             "arena_lower_bound_bytes": int(meta.get("arena_lower_bound_bytes", 0)),
@@ -205,6 +213,10 @@ class Executable:
 
     def run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Execute on ``inputs`` (by name); returns the outputs by name (fresh arrays)."""
+        if self._direct is not None:  # one chain, arrays that need no conversion: see runtime.direct
+            outs = self._direct(inputs)
+            if outs is not None:
+                return outs
         missing = [n for n in self.input_names if n not in inputs]
         extra = sorted(n for n in inputs if n not in self.input_names)
         if missing or extra:

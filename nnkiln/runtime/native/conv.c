@@ -1500,6 +1500,36 @@ int nk_run_bound(const void *const *fns, const int64_t *const *args, int n, int 
         if (((nk_bound_fn)(intptr_t)fns[i])(args[i], nthreads) != 0) return i + 1;
     return 0;
 }
+
+/* nk_run_bound for a whole program run straight from the caller's arrays (kernels/bound.py, DirectRun), with the
+ * per-run address work done here rather than in Python (each numpy attribute or ctypes conversion costs 20-50 us
+ * per run with the interpreter's code and data out of cache after a network's worth of kernels). o0 .. o(nobj-1)
+ * are Python ndarray objects (ctypes.py_object; the rest None, never read), whose data pointer is the pointer-sized field at
+ * byte offset ``data_off`` of the object (numpy's PyArrayObject.data: the Python side finds the offset and checks
+ * it on probe arrays, else it never calls this). First ``nconv`` conversions, rows of int64 (object, destination,
+ * count, lo, hi): the object's int64 values narrowed into the int32 destination, which then stands for the object
+ * (token ids of an int32 input); a value outside [lo, hi] returns -1 before any kernel ran. Then ``npatch`` patches,
+ * rows (slot address, object, byte offset): *slot = object data + offset. Then the calls, as nk_run_bound. */
+#define NK_IO_MAX 8
+int nk_run_bound_io(const void *const *fns, const int64_t *const *args, int n, int nthreads, const int64_t *conv,
+                    int nconv, const int64_t *patch, int npatch, long data_off, int nobj, void *o0, void *o1, void *o2,
+                    void *o3, void *o4, void *o5, void *o6, void *o7) {
+    void *objs[NK_IO_MAX] = {o0, o1, o2, o3, o4, o5, o6, o7};
+    char *base[NK_IO_MAX];
+    if (nobj > NK_IO_MAX) return -2;
+    for (int i = 0; i < nobj; i++) base[i] = *(char **)((char *)objs[i] + data_off);
+    for (int c = 0; c < nconv; c++) {
+        const int64_t *row = conv + 5 * c;
+        int32_t *dst = (int32_t *)(intptr_t)row[1];
+        if (nk_narrow_i64_i32((const int64_t *)base[row[0]], dst, (long)row[2], row[3], row[4])) return -1;
+        base[row[0]] = (char *)dst;
+    }
+    for (int p = 0; p < npatch; p++) {
+        const int64_t *row = patch + 3 * p;
+        *(int64_t *)(intptr_t)row[0] = (int64_t)(intptr_t)(base[row[1]] + row[2]);
+    }
+    return nk_run_bound(fns, args, n, nthreads);
+}
 #undef NK_P
 #undef NK_T
 
