@@ -190,8 +190,10 @@ def pack_panels(b_kn: np.ndarray, width: int = PANEL_WIDTH, out: np.ndarray | No
     N), float32, C-contiguous; written into ``out`` (float32, that shape) when given."""
     k, n = b_kn.shape
     panels = -(-n // width)
-    if out is None:
-        out = np.empty((panels, k, width), np.float32)
+    if out is None:  # pages without numpy's huge-page advice (runtime.alloc: no compaction stalls)
+        from nnkiln.runtime.alloc import small_page_empty
+
+        out = small_page_empty((panels, k, width), np.float32)
     full = n // width
     src = np.asarray(b_kn[:, :full * width], np.float32)
     if src.flags.c_contiguous and out.flags.c_contiguous and full:

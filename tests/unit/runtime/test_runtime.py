@@ -250,3 +250,23 @@ def test_arenas_scratch_and_outputs_are_cache_line_aligned() -> None:
     for shape, dt in (((3, 5), np.float32), (7, np.int8), ((2, 2, 2), np.float64)):
         a = aligned_empty(shape, dt, 256)
         assert a.ctypes.data % 256 == 0 and a.dtype == dt and a.shape == (shape if isinstance(shape, tuple) else (shape,))
+
+
+def test_small_page_arrays() -> None:
+    """``small_page_empty``: writable, page-aligned, C-contiguous arrays of the asked shape, in a mapping of their own
+    from 4 MiB (numpy's huge-page advice never given: runtime.alloc), an aligned numpy array below."""
+    import mmap
+
+    from nnkiln.runtime.alloc import PAGE, SMALL_PAGE_MIN_BYTES, small_page_empty
+
+    for shape, dt in (((3, 5), np.float32), ((SMALL_PAGE_MIN_BYTES // 4 + 3,), np.float32), ((1 << 23,), np.uint8),
+                      ((64, 1024, 16), np.float32)):
+        a = small_page_empty(shape, dt)
+        assert a.shape == shape and a.dtype == dt and a.flags.c_contiguous and a.flags.writeable
+        assert a.ctypes.data % PAGE == 0
+        base = a.base
+        while isinstance(base, (np.ndarray, memoryview)):
+            base = base.base if isinstance(base, np.ndarray) else base.obj
+        assert isinstance(base, mmap.mmap) == (a.nbytes >= SMALL_PAGE_MIN_BYTES), type(base)
+        a[...] = 7
+        assert int(a.reshape(-1)[-1]) == 7 and int(a.reshape(-1)[0]) == 7
