@@ -41,10 +41,15 @@
  * "scalar" one is a single number (p[0]).
  *
  * Threads: work items (chunks of row tiles / output rows) are shared by the calling thread and up to
- * nthreads - 1 pool workers through one atomic ticket counter (nk_parallel). The caller never waits
- * for a worker to arrive: only for items already taken, so a worker whose core is busy elsewhere
+ * nthreads - 1 pool workers (nk_parallel): each thread first takes the items of its own contiguous range, in
+ * order, through that range's atomic counter, then what is left of the others' (run_items). The caller never
+ * waits for a worker to arrive: only for items already taken, so a worker whose core is busy elsewhere
  * (shared machine) costs nothing; workers spin briefly after a job, then sleep. Results do not depend
- * on the thread count (items split outputs, never a sum).
+ * on the thread count (items split outputs, never a sum). Home ranges instead of one shared counter: a core
+ * then mostly reads the rows it wrote in the layer before, from its own L2. Measured at 2 threads (one
+ * executable, the two schemes alternated run by run in one process, identical outputs): MobileNetV2 b1 4.51 ->
+ * 4.41 and 4.60 -> 4.50 ms, ResNet-18 b1 18.1 -> 16.3 and 14.9 -> 14.6 ms, BERT-tiny b1 1.31 -> 1.09 and 0.85 ->
+ * 0.83 ms, BERT-base b1 137 -> 129 ms; batch 8 0.7-2.8% faster.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -76,7 +81,12 @@ static atomic_flag pool_busy = ATOMIC_FLAG_INIT;
 static int pool_nw = 0, pool_sleepers = 0;
 static unsigned pool_seen0[NK_MAXW];
 static atomic_uint pool_gen;
-static atomic_ullong pool_ticket;  /* (generation << 32) | next item */
+/* Thread t's home range of a job's items (t = 0 the caller, t = worker id + 1): (generation << 32) | next item,
+ * one cache line each. */
+typedef struct {
+    _Alignas(64) atomic_ullong ticket;
+} nk_range;
+static nk_range pool_range[NK_MAXW + 1];
 static atomic_long pool_done;
 static nk_job pool_fn;
 static void *pool_ctx;
@@ -95,15 +105,28 @@ static inline long nk_now_ns(void) {
     return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
-static void run_items(unsigned gen, nk_job fn, void *ctx, long items) {
-    for (;;) {
-        unsigned long long t = atomic_load(&pool_ticket);
-        if ((unsigned)(t >> 32) != gen) return;
-        long i = (long)(t & 0xffffffffULL);
-        if (i >= items) return;
-        if (!atomic_compare_exchange_weak(&pool_ticket, &t, t + 1)) continue;
-        fn(ctx, i);
-        atomic_fetch_add(&pool_done, 1);
+/* The first item of range r of ``items`` split into n contiguous ranges (range r ends where r + 1 starts). */
+static inline long range_start(long items, int n, int r) { return (long)((long long)items * r / n); }
+
+/* Thread t of n takes the items of its home range in order, then what is left of the others'. Work items are
+ * numbered along the output (row bands, chunks of row tiles), so a thread's home range covers about the same rows
+ * in consecutive layers: each core then reads mostly the rows that it wrote itself, from its own L2, where one
+ * shared counter dealt the items out alternately. A range's counter carries the job's generation: a worker still
+ * in an earlier job cannot take an item of a new one. */
+static void run_items(unsigned gen, nk_job fn, void *ctx, long items, int n, int t) {
+    for (int k = 0; k < n; k++) {
+        int r = (t + k) % n;
+        long end = range_start(items, n, r + 1);
+        atomic_ullong *tk = &pool_range[r].ticket;
+        for (;;) {
+            unsigned long long v = atomic_load(tk);
+            if ((unsigned)(v >> 32) != gen) return;  /* the job is over */
+            long i = (long)(v & 0xffffffffULL);
+            if (i >= end) break;
+            if (!atomic_compare_exchange_weak(tk, &v, v + 1)) continue;
+            fn(ctx, i);
+            atomic_fetch_add(&pool_done, 1);
+        }
     }
 }
 
@@ -135,7 +158,7 @@ static void *pool_worker(void *arg) {
         int active = pool_active;
         pthread_mutex_unlock(&pool_mu);
         seen = g;
-        if (id < active) run_items(g, fn, ctx, items);
+        if (id < active) run_items(g, fn, ctx, items, active + 1, id + 1);
     }
     return NULL;
 }
@@ -167,11 +190,12 @@ static void nk_parallel(nk_job fn, void *ctx, long items, int nthreads) {
     pool_items = items;
     pool_active = nthreads - 1;
     atomic_store(&pool_done, 0);
-    atomic_store(&pool_ticket, (unsigned long long)g << 32);
+    for (int r = 0; r < nthreads; r++)
+        atomic_store(&pool_range[r].ticket, ((unsigned long long)g << 32) | (unsigned long long)range_start(items, nthreads, r));
     atomic_store(&pool_gen, g);
     if (pool_sleepers) pthread_cond_broadcast(&pool_cv);
     pthread_mutex_unlock(&pool_mu);
-    run_items(g, fn, ctx, items);
+    run_items(g, fn, ctx, items, nthreads, 0);
     long k = 0;
     while (atomic_load(&pool_done) < items) {
         nk_relax();

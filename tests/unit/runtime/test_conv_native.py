@@ -297,22 +297,28 @@ def test_conv2d_non_contiguous_operands(path: bool) -> None:
 
 @pytest.mark.skipif(not HAVE_NATIVE, reason="no native kernels")
 def test_threads_give_identical_results(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Threads split output rows / channel blocks, never a sum: 1, 2 and 3 threads agree bit for bit
-    (the shapes are above the size from which kernels use several threads)."""
+    """Threads split output rows / channel blocks, never a sum: 1, 2, 3 and 5 threads agree bit for bit (the shapes
+    are above the size from which kernels use several threads); each thread takes its home range of the items
+    first, then steals what is left of the others' (conv.c run_items), also over many jobs of changing thread
+    counts in a row (a worker late from one job must not take the next one's items)."""
     x, w, b = _f(2, 13, 11, 24), _f(40, 3, 3, 24), _f(40)
     dx, dw, db = _f(2, 40, 40, 24), _f(3, 3, 24, 2), _f(48)
     dx1, dw1, db1 = _f(1, 60, 60, 32), _f(3, 3, 32, 1), _f(32)
     attrs = _attrs((1, 1, 1, 1), (1, 1), (1, 1))
     res = {}
-    for t in (1, 2, 3):
+    for t in (1, 2, 3, 5):
         monkeypatch.setattr(conv_mod, "kernel_threads", lambda t=t: t)
         res[t] = (_call(_kernel(False, attrs, x, w, b, (2, 13, 11, 40), [RELU6]), x, w, b, (2, 13, 11, 40)),
                   _call(_kernel(True, attrs, dx, dw, db, (2, 40, 40, 48), [RELU6]), dx, dw, db, (2, 40, 40, 48)),
                   _call(_kernel(True, attrs, dx1, dw1, db1, (1, 60, 60, 32), [RELU6]), dx1, dw1, db1, (1, 60, 60, 32)))
-    for t in (2, 3):
+    for t in (2, 3, 5):
         for a, e in zip(res[t], res[1]):
             np.testing.assert_array_equal(a, e)
-    assert conv_mod.native_lib("conv").nk_pool_workers() >= 2  # the pool really ran the 3-thread jobs
+    assert conv_mod.native_lib("conv").nk_pool_workers() >= 4  # the pool really ran the 5-thread jobs
+    fn = _kernel(True, attrs, dx1, dw1, db1, (1, 60, 60, 32), [RELU6])
+    for k in range(120):
+        monkeypatch.setattr(conv_mod, "kernel_threads", lambda k=k: (2, 3, 5, 1)[k % 4])
+        np.testing.assert_array_equal(_call(fn, dx1, dw1, db1, (1, 60, 60, 32)), res[1][2])
 
 
 # -- DEPTHWISE_CONV2D --------------------------------------------------------------------------------------
