@@ -183,13 +183,13 @@ def bind_inputs(func: FuncOp, inputs: Mapping[str, Any]) -> list[np.ndarray]:
     """The argument arrays of ``func`` in order, checked and converted (``InputError`` otherwise)."""
     names = input_names(func)
     missing = [n for n in names if n not in inputs]
-    extra = sorted(n for n in inputs if n not in names)
+    extra = sorted((n for n in inputs if n not in names), key=repr)  # names of any type
     if missing or extra:
         parts = []
         if missing:
             parts.append("missing " + ", ".join(f"'{n}'" for n in missing))
         if extra:
-            parts.append("unknown " + ", ".join(f"'{n}'" for n in extra))
+            parts.append("unknown " + ", ".join(repr(n) for n in extra))
         expected = ", ".join(f"'{n}'" for n in names) or "none"
         raise InputError(f"inputs do not match the function: {'; '.join(parts)} (expected: {expected})")
     arrays = []

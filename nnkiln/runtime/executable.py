@@ -218,7 +218,7 @@ class Executable:
             if outs is not None:
                 return outs
         missing = [n for n in self.input_names if n not in inputs]
-        extra = sorted(n for n in inputs if n not in self.input_names)
+        extra = sorted((n for n in inputs if n not in self.input_names), key=repr)  # names of any type
         if missing or extra:
             parts = ([f"missing {', '.join(repr(n) for n in missing)}"] if missing else []) + (
                 [f"unknown {', '.join(repr(n) for n in extra)}"] if extra else [])

@@ -267,6 +267,30 @@ def test_run_time_index_out_of_range_is_a_clean_run_error() -> None:
         exe.run(z)
 
 
+def test_extreme_run_time_indices_name_the_index_not_the_arithmetic() -> None:
+    """Indices at the ends of int32 (valid ONNX int64 values narrowed to the int32 inputs) fail the GATHER /
+    SCATTER REQUIRE on the index (``0 <= k < K``), not an int32 ADD or MUL on the way to a flat position."""
+    import nnkiln
+    from nnkiln.ir.errors import NnkilnError
+
+    top, bottom = 2**31 - 1, -2**31
+    g = {"x": rand(6, 4), "i": np.array([[0, 1]], I64)}
+    gather = nnkiln.compile(import_model_proto(node_model("Gather", g, axis=0), list(g.values())))
+    nd = {"x": rand(3, 5, 4), "i": np.array([[0, 4], [1, 1]], I64)}
+    gather_nd = nnkiln.compile(import_model_proto(node_model("GatherND", nd), list(nd.values())))
+    el = {"x": rand(3, 4), "i": np.array([[0, 1], [1, 0], [2, 1]], I64)}
+    gather_el = nnkiln.compile(import_model_proto(node_model("GatherElements", el, axis=0), list(el.values())))
+    for value in (top, bottom):
+        with pytest.raises(NnkilnError, match=r"0 <= k < K"):
+            gather.run({"x": g["x"], "i": np.array([[0, value]], I64)})
+        with pytest.raises(NnkilnError, match=r"0 <= k < K"):
+            gather_nd.run({"x": nd["x"], "i": np.array([[0, 4], [value, 1]], I64)})
+        with pytest.raises(NnkilnError, match=r"0 <= k < K"):
+            gather_el.run({"x": el["x"], "i": np.array([[0, 1], [value, 0], [2, 1]], I64)})
+    np.testing.assert_array_equal(gather.run({"x": g["x"], "i": np.array([[-6, 5]], I64)})["y0"][0],
+                                  g["x"][[0, 5]])  # the extremes of the valid range still work
+
+
 # ---- layout ops, generators -----------------------------------------------------------------
 
 

@@ -65,6 +65,8 @@ def test_missing_and_extra_inputs_are_input_errors():
         run(m, {"x": x})
     with pytest.raises(InputError, match="unknown 'z'"):
         run(m, {"x": x, "y": x, "z": x})
+    with pytest.raises(InputError, match="unknown 'z', 3"):  # names of mixed types are still reported
+        run(m, {"x": x, "y": x, "z": x, 3: x})
 
 
 def test_shape_mismatch_is_an_input_error():

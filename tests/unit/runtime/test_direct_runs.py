@@ -107,6 +107,8 @@ def test_inputs_needing_conversion_take_the_usual_path(tmp_path) -> None:  # noq
         exe.run({"x": x})
     with pytest.raises(nnkiln.InputError, match="unknown 'q'"):
         exe.run({"x": x, "r": r, "q": r})
+    with pytest.raises(nnkiln.InputError, match="unknown 'q', 1"):  # names of any type are reported
+        exe.run({"x": x, "r": r, "q": r, 1: r})
     with pytest.raises(nnkiln.InputError, match="shape"):
         exe.run({"x": x[..., :5], "r": r})
     with pytest.raises(nnkiln.InputError, match="floating point"):

@@ -131,18 +131,28 @@ def _runtime_flat(ctx: NodeContext, ind: SSAValue, rows: int, w: int, dims: Sequ
     """(int32 ``[rows, w]`` positions ``Σ_j norm(ind[r, i, j]) · stride_j``, bool ``[rows, w]`` "some index of
     the tuple is outside its extent" when ``check``, else None) for run-time int32 indices ``[rows, w, q]`` into
     axes of extents ``dims`` (``q = len(dims)``, row-major strides; a negative index + its extent). See
-    ``_poison``."""
+    ``_poison``.
+
+    No int32 operation here may overflow on an index outside its extent (ADD and MUL would fail their REQUIRE
+    with a message about the arithmetic, hiding the GATHER / SCATTER one about the index): the extent is added to
+    ``min(index, 0)``, and with ``check`` the normalised indices are clamped into their extents before the strides
+    multiply them (the out-of-extent ones are poisoned anyway)."""
     q = len(dims)
     i32, b1 = element_type(Kind.I32), element_type(Kind.BOOL)
     i = reshape(ctx.g, ind, (rows, w, q))
     ext = const(ctx, np.array(dims, np.int32).reshape(1, 1, q))
-    neg = ctx.g.value(GreaterOp, [const(ctx, np.zeros((1, 1, 1), np.int32)), i], b1)
+    zero = const(ctx, np.zeros((1, 1, 1), np.int32))
+    neg = ctx.g.value(GreaterOp, [zero, i], b1)
     bad = None
     if check:
         bad = ctx.g.value(LogicalOrOp, [
             ctx.g.value(GreaterEqualOp, [i, ext], b1),
             ctx.g.value(GreaterOp, [const(ctx, -np.array(dims, np.int32).reshape(1, 1, q)), i], b1)], b1)
-    i = ctx.g.value(SelectOp, [neg, ctx.g.value(AddOp, [i, ext], i32), i], i32)
+    wrapped = ctx.g.value(AddOp, [ctx.g.value(MinimumOp, [i, zero], i32), ext], i32)
+    i = ctx.g.value(SelectOp, [neg, wrapped, i], i32)
+    if check:
+        last = const(ctx, np.array(dims, np.int32).reshape(1, 1, q) - 1)
+        i = ctx.g.value(MinimumOp, [ctx.g.value(MaximumOp, [i, zero], i32), last], i32)
     if q > 1:
         strides = [math.prod(dims[j + 1:]) for j in range(q)]
         i = ctx.g.value(MulOp, [i, const(ctx, np.array(strides, np.int32).reshape(1, 1, q))], i32, shift=0)
