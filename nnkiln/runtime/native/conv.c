@@ -18,7 +18,9 @@
  * identical to the AVX2 build. Measured on a 2-core AMD EPYC with AVX-512 (in-process A/B of the two builds, 1 thread, whole
  * models): MobileNetV2 10.20 -> 9.66 ms, ResNet-18 41.2 -> 39.7 ms, ResNet-50 97.5 -> 91.4 ms. Numerics: a
  * different summation order (and rounding) from the reference's, within the runtime's 1e-5
- * relative float tolerance, as the BLAS path. Column blocks keep K x NC of the packed weights
+ * relative float tolerance, as the BLAS path. Products of at most 4 rows (a classifier at batch 1), and the last row
+ * tile of a larger one when it has at most 4 rows, run in few_rows instead (the weights streamed once for those
+ * rows, the same sums). Column blocks keep K x NC of the packed weights
  * within about 256 KiB (L2) while every row tile passes over them: panel by panel for long sums (a
  * panel's k block of NK_KC stays in L2), tile by tile for short ones (K <= NK_SHORT_K: output-bound).
  *
@@ -190,8 +192,10 @@ static void nk_parallel(nk_job fn, void *ctx, long items, int nthreads) {
     pool_items = items;
     pool_active = nthreads - 1;
     atomic_store(&pool_done, 0);
-    for (int r = 0; r < nthreads; r++)
-        atomic_store(&pool_range[r].ticket, ((unsigned long long)g << 32) | (unsigned long long)range_start(items, nthreads, r));
+    for (int r = 0; r < nthreads; r++) {
+        unsigned long long first = (unsigned long long)range_start(items, nthreads, r);
+        atomic_store(&pool_range[r].ticket, ((unsigned long long)g << 32) | first);
+    }
     atomic_store(&pool_gen, g);
     if (pool_sleepers) pthread_cond_broadcast(&pool_cv);
     pthread_mutex_unlock(&pool_mu);
@@ -647,12 +651,11 @@ static void tile1_12(const conv_args *a, const float *const *base0, const float 
 /* R <= NK_FEW_ROWS rows from r0 (a whole GEMM of so few rows: FULLY_CONNECTED at batch 1, a matrix-vector product;
  * or the last row tile of a larger one, see conv_item), panels j .. j+P-1 (P <= 4) over the whole K: R x P zmm
  * sums, each weight vector loaded once and used by every row. The row tiles above would compute 6 rows (or 3, at
- * half width) for every one needed; here the weights stream once and the P
- * independent sums per row hide the FMA latency. The same sums from the bias, k in order, as the tiles: identical
- * results. Measured on the AVX-512 EPYC, 1280 -> 1000 at batch 1 (MobileNetV2's classifier, weights in cache,
- * medians of 4000 calls, separate processes): 1 thread 119-142 -> 66 us, 2 threads 66-71 -> 39-42 us (onnxruntime's
- * Gemm: 93 / 48 us with its session overhead); inside MobileNetV2, where the weights come from DRAM, 0.28 -> 0.22
- * ms per call at 1 thread. */
+ * half width) for every one needed; here the weights stream once and the P independent sums per row hide the FMA
+ * latency. The same sums from the bias, k in order, as the tiles: identical results. Measured on the AVX-512
+ * EPYC, 1280 -> 1000 at batch 1 (MobileNetV2's classifier, weights in cache, medians of 4000 calls, separate
+ * processes): 1 thread 119-142 -> 66 us, 2 threads 66-71 -> 39-42 us (onnxruntime's Gemm: 93 / 48 us with its
+ * session overhead); inside MobileNetV2, where the weights come from DRAM, 0.28 -> 0.22 ms per call at 1 thread. */
 #define NK_FEW_ROWS 4
 static inline __attribute__((always_inline)) void few_rows(const conv_args *a, const float *const *base, long r0,
                                                            int R, int j, int P) {
@@ -824,7 +827,8 @@ static void conv_item(void *ctx, long wi) {
 #endif
 }
 
-/* Row tiles [t0, t1) of a chunk starting at tile c0 (base[ti - c0]: their input rows), panels [j0, j1). */
+/* Row tiles [t0, t1) of a chunk whose first tile is t0 (base[ti - t0]: their input rows), panels [j0, j1), by
+ * the row tiles above (conv_item's work, after its few-row cases). */
 static void conv_tiles(const conv_job *jb, const float *(*base)[MR], long t0, long t1, int j0, int j1) {
     const conv_args *a = jb->a;
     float cbuf[NK_MAXCHUNK * MR * 2 * NR];
@@ -1549,12 +1553,12 @@ int nk_run_bound(const void *const *fns, const int64_t *const *args, int n, int 
     return 0;
 }
 
-/* nk_run_bound for a whole program run straight from the caller's arrays (kernels/bound.py, DirectRun), with the
+/* nk_run_bound for a whole program run straight from the caller's arrays (runtime/direct.py, DirectRun), with the
  * per-run address work done here rather than in Python (each numpy attribute or ctypes conversion costs 20-50 us
  * per run with the interpreter's code and data out of cache after a network's worth of kernels). o0 .. o(nobj-1)
- * are Python ndarray objects (ctypes.py_object; the rest None, never read), whose data pointer is the pointer-sized field at
- * byte offset ``data_off`` of the object (numpy's PyArrayObject.data: the Python side finds the offset and checks
- * it on probe arrays, else it never calls this). First ``nconv`` conversions, rows of int64 (object, destination,
+ * are Python ndarray objects (ctypes.py_object; the rest None, never read), whose data pointer is the pointer-sized
+ * field at byte offset ``data_off`` of the object (numpy's PyArrayObject.data: the Python side finds the offset
+ * and checks it on probe arrays, else it never calls this). First ``nconv`` conversions, rows of int64 (object, destination,
  * count, lo, hi): the object's int64 values narrowed into the int32 destination, which then stands for the object
  * (token ids of an int32 input); a value outside [lo, hi] returns -1 before any kernel ran. Then ``npatch`` patches,
  * rows (slot address, object, byte offset): *slot = object data + offset. Then the calls, as nk_run_bound. */
