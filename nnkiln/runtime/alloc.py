@@ -26,13 +26,18 @@ CACHE_LINE = 64
 PAGE = 4096
 
 
+def _layout(shape: int | tuple[int, ...], dtype: np.dtype | type) -> tuple[tuple[int, ...], np.dtype, int]:
+    """(shape as a tuple, dtype, bytes) of a C-contiguous array."""
+    dt = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return shape, dt, int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+
+
 def aligned_empty(shape: int | tuple[int, ...], dtype: np.dtype | type = np.float32, align: int = CACHE_LINE
                   ) -> np.ndarray:
     """An uninitialised C-contiguous array whose first byte is ``align``-byte aligned (a view into a slightly
     larger allocation, which it keeps alive)."""
-    dt = np.dtype(dtype)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    shape, dt, nbytes = _layout(shape, dtype)
     raw = np.empty(nbytes + align, np.uint8)
     skip = -raw.ctypes.data % align
     return raw[skip:skip + nbytes].view(dt).reshape(shape)
@@ -46,12 +51,10 @@ def small_page_empty(shape: int | tuple[int, ...], dtype: np.dtype | type = np.f
     """An uninitialised, writable, C-contiguous, page-aligned array in an anonymous mapping of its own, which is
     never advised to use huge pages (see the module docstring) and is mapped at once (``_POPULATED``); it lives as
     long as the array (its base). Below ``SMALL_PAGE_MIN_BYTES``: ``aligned_empty`` on a page."""
-    dt = np.dtype(dtype)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    count = int(np.prod(shape, dtype=np.int64))
-    if count * dt.itemsize < SMALL_PAGE_MIN_BYTES:
+    shape, dt, nbytes = _layout(shape, dtype)
+    if nbytes < SMALL_PAGE_MIN_BYTES:
         return aligned_empty(shape, dt, PAGE)
-    return np.frombuffer(mmap.mmap(-1, count * dt.itemsize, flags=_POPULATED), dt, count).reshape(shape)
+    return np.frombuffer(mmap.mmap(-1, nbytes, flags=_POPULATED), dt, nbytes // dt.itemsize).reshape(shape)
 
 
 _POPULATED = mmap.MAP_PRIVATE | getattr(mmap, "MAP_ANONYMOUS", getattr(mmap, "MAP_ANON", 0)) | getattr(

@@ -83,25 +83,36 @@ def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
+def _exact_int_range(io: IODesc, dt: np.dtype) -> bool:
+    """An integer input whose storage dtype holds exactly its kind's range (else the usual path checks it)."""
+    return dt.kind in "iu" and io.kind.int_range == (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
+
+
+def direct_run(chain: Chain, inputs: Sequence[tuple[IODesc, np.dtype]],
+               outputs: Sequence[tuple[str, tuple[int, ...], np.dtype]], lock: Any, threads: int) -> DirectRun | None:
+    """The ``DirectRun`` of a program that is the one ``chain``, or None where direct runs cannot apply (no native
+    runner or trusted data offset, more than ``IO_MAX`` inputs and outputs, an integer input of a narrower kind)."""
+    offset, fn = data_offset(), _runner()
+    if offset is None or fn is None or len(inputs) + len(outputs) > IO_MAX:
+        return None
+    if any(io.kind.is_int and not _exact_int_range(io, dt) for io, dt in inputs):
+        return None
+    return DirectRun(chain, inputs, outputs, lock, threads, fn, offset)
+
+
 class DirectRun:
-    """``run(inputs) -> outputs | None`` straight into ``chain`` (see the module docstring). ``inputs``: the blob's
-    inputs and their storage dtypes; ``outputs``: the output names, shapes and dtypes."""
+    """``run(inputs) -> outputs | None`` straight into ``chain`` (see the module docstring; made by ``direct_run``).
+    ``inputs``: the blob's inputs and their storage dtypes; ``outputs``: the output names, shapes and dtypes."""
 
     def __init__(self, chain: Chain, inputs: Sequence[tuple[IODesc, np.dtype]],
-                 outputs: Sequence[tuple[str, tuple[int, ...], np.dtype]], lock: Any, threads: int):
-        self.ok = False
-        offset, fn = data_offset(), _runner()
-        if offset is None or fn is None or len(inputs) + len(outputs) > IO_MAX:
-            return
+                 outputs: Sequence[tuple[str, tuple[int, ...], np.dtype]], lock: Any, threads: int, fn: Any,
+                 offset: int):
         # per input: (name, shape, dtype, C strides, int64 strides or None, index of its narrowing buffer or -1)
         self._ins: list[tuple[str, tuple[int, ...], np.dtype, tuple[int, ...], tuple[int, ...] | None, int]] = []
         self._narrowed: list[np.ndarray] = []
         conv: list[tuple[int, ...]] = []
         for k, (io, dt) in enumerate(inputs):
             shape = tuple(io.shape)
-            if io.kind.is_int and (dt.kind not in "iu" or io.kind.int_range != (int(np.iinfo(dt).min),
-                                                                                 int(np.iinfo(dt).max))):
-                return  # the usual path checks the kind's narrower range
             wide = None
             if dt == np.int32:  # int64 token ids are narrowed in C, their range checked
                 buf = aligned_empty(shape, np.int32)
@@ -110,8 +121,8 @@ class DirectRun:
                 wide = _c_strides(shape, 8)
             self._ins.append((io.name, shape, np.dtype(dt), _c_strides(shape, dt.itemsize), wide, len(conv) - 1
                               if wide is not None else -1))
-        self._outs = [(name, tuple(shape), np.dtype(dt), math.prod(shape) * np.dtype(dt).itemsize < SMALL_OUTPUT_BYTES)
-                      for name, shape, dt in outputs]
+        self._outs = [(name, tuple(shape), np.dtype(dt),
+                       math.prod(shape) * np.dtype(dt).itemsize < SMALL_OUTPUT_BYTES) for name, shape, dt in outputs]
         self._names = [name for name, _, _, _ in self._outs]
         self._nin, self._nobj = len(self._ins), len(self._ins) + len(self._outs)
         patches = []
@@ -124,7 +135,6 @@ class DirectRun:
         self._chain, self._fn, self._offset = chain, fn, offset
         self._lock, self._threads = lock, threads
         self._pad = (None,) * (IO_MAX - self._nobj)
-        self.ok = True
 
     def __call__(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray] | None:
         if type(inputs) is not dict or len(inputs) != self._nin:
@@ -157,4 +167,4 @@ class DirectRun:
         return dict(zip(self._names, outs))
 
 
-__all__ = ["DirectRun", "IO_MAX", "data_offset"]
+__all__ = ["DirectRun", "IO_MAX", "data_offset", "direct_run"]

@@ -44,7 +44,7 @@ from nnkiln.backend.blob_format import Blob, BufferDesc, ConstantStore, IODesc, 
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.alloc import PAGE, aligned_empty
-from nnkiln.runtime.direct import DirectRun
+from nnkiln.runtime.direct import DirectRun, direct_run
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
 from nnkiln.runtime.kernels.bound import Chain, chain_units
 from nnkiln.runtime.kernels.fused import ExpansionDepthwise, TransposedInputConv, expansion_pairs, input_transposes
@@ -143,11 +143,8 @@ class Executable:
         self._lock = threading.Lock()
         self._direct: DirectRun | None = None
         if self._whole is not None:
-            direct = DirectRun(self._whole, self._in_specs,
-                               [(name, shape, np.dtype(dt)) for name, (shape, dt) in zip(self.output_names,
-                                                                                         self._out_specs)],
-                               self._lock, self.threads)
-            self._direct = direct if direct.ok else None
+            outs = [(name, shape, np.dtype(dt)) for name, (shape, dt) in zip(self.output_names, self._out_specs)]
+            self._direct = direct_run(self._whole, self._in_specs, outs, self._lock, self.threads)
         self.stats: dict[str, Any] = {
             "arena_bytes": blob.arena_bytes,
             "arena_lower_bound_bytes": int(meta.get("arena_lower_bound_bytes", 0)),

@@ -152,6 +152,16 @@ def _extras(shape: tuple[int, ...], nextra: int) -> list[np.ndarray]:
     return [_f(*s) for s in [shape, (1, 1, 1, shape[-1]), (1, 1, 1, 1), (1, 1, 1, 1)][:nextra]]
 
 
+def _check_conv_with_posts(x: np.ndarray, w: np.ndarray, b: np.ndarray, attrs: dict, shape: tuple, posts: list,
+                           nextra: int) -> None:
+    """The kernel of CONV2D + ``posts`` against the reference convolution followed by the post-ops."""
+    extras = _extras(shape, nextra)
+    conv = _ref("tosa.conv2d", [x, w, b], attrs, shape)
+    e = _ref_posts(conv, posts, extras)
+    got = _call(_kernel(False, attrs, x, w, b, shape, posts, extras), x, w, b, shape, extras)
+    _close(got, e, conv)
+
+
 @pytest.mark.parametrize("path", PATHS, indirect=True)
 @pytest.mark.parametrize("posts,nextra", EPILOGUES)
 @pytest.mark.parametrize("ic", [12, 40, 250])  # K = 108: tile-major; 360: panel-major; 2250: in k blocks (conv_item)
@@ -161,12 +171,7 @@ def test_conv2d_fused_epilogues(path: bool, posts: list, nextra: int, ic: int, o
     # sums of order 1 also for K = 2250, so that RELU6 does not bound the result far below the rounding of the sums
     x, w, b = _f(n, ih, iw, ic) * (2 if ic < 100 else 0.03), _f(oc, 3, 3, ic), _f(oc)
     attrs = _attrs((1, 1, 1, 1), (1, 1), (1, 1))
-    shape = (n, ih, iw, oc)
-    extras = _extras(shape, nextra)
-    conv = _ref("tosa.conv2d", [x, w, b], attrs, shape)
-    e = _ref_posts(conv, posts, extras)
-    got = _call(_kernel(False, attrs, x, w, b, shape, posts, extras), x, w, b, shape, extras)
-    _close(got, e, conv)
+    _check_conv_with_posts(x, w, b, attrs, (n, ih, iw, oc), posts, nextra)
 
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
@@ -178,12 +183,7 @@ def test_conv2d_short_sums_in_twelve_row_tiles(path: bool, posts: list, nextra: 
     n, ih, iw, ic = 2, 7, 9, 32
     x, w, b = _f(n, ih, iw, ic) * 2, _f(oc, 1, 1, ic), _f(oc)
     attrs = _attrs((0, 0, 0, 0), (1, 1), (1, 1))
-    shape = (n, ih, iw, oc)
-    extras = _extras(shape, nextra)
-    conv = _ref("tosa.conv2d", [x, w, b], attrs, shape)
-    e = _ref_posts(conv, posts, extras)
-    got = _call(_kernel(False, attrs, x, w, b, shape, posts, extras), x, w, b, shape, extras)
-    _close(got, e, conv)
+    _check_conv_with_posts(x, w, b, attrs, (n, ih, iw, oc), posts, nextra)
 
 
 WINOGRAD_CASES = [
