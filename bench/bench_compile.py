@@ -327,7 +327,7 @@ def _child(mode: str, workdir: str, threads: int, min_seconds: float) -> dict:
     if mode == "compile":
         t0 = time.perf_counter()
         import nnkiln
-        import nnkiln.backend.writer
+        import nnkiln.conversion.rt_to_blob
         import nnkiln.compiler
         import nnkiln.frontends.onnx.importer
         import nnkiln.frontends.onnx.lowerings

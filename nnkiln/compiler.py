@@ -2,7 +2,7 @@
 
 The pipeline comes from ``nnkiln.pipelines`` (a list of passes for a name and a target), run by
 ``nnkiln.ir.passes.PassManager`` (verification after every pass). ``nnkiln.compile`` turns the resulting
-rt-level module into an in-memory ``Blob`` (``nnkiln.backend.writer``) whose constants are the IR's own
+rt-level module into an in-memory ``Blob`` (``nnkiln.conversion.rt_to_blob``) whose constants are the IR's own
 arrays (a ``ConstantStore``: no copy, no checksum), and builds the ``Executable`` from it; the blob's bytes
 are encoded only when asked for (``save`` / ``to_bytes``), and are then exactly what ``compile_to_bytes``
 writes. Skipping the copy and the CRCs saves about 0.5 s of a BERT-base compile (415 MB of weights).
@@ -22,7 +22,7 @@ import time
 from typing import Any, TextIO
 
 from nnkiln.errors import InputError
-from nnkiln.backend.blob_format import Blob
+from nnkiln.blob.format import Blob
 from nnkiln.runtime import Executable
 
 
@@ -55,7 +55,7 @@ def compile_to_rt(module: Any, target: str = "cpu", pipeline: str = "default", t
 def compile_to_blob(module: Any, target: str = "cpu", pipeline: str = "default", threads: int | None = None,
                     **kwargs: Any) -> tuple[Blob, bytes]:
     """Compile ``module``; returns its ``Blob`` and the blob bytes (the ``Blob``'s constants view the bytes)."""
-    from nnkiln.backend.writer import blob_and_bytes_from_module
+    from nnkiln.conversion.rt_to_blob import blob_and_bytes_from_module
 
     start = time.perf_counter()
     rt = compile_to_rt(module, target, pipeline, threads, **kwargs)
@@ -85,7 +85,7 @@ def compile(module: Any, target: str = "cpu", pipeline: str = "default", threads
         module = nnkiln.load(os.fspath(module))
     if not hasattr(module, "clone"):
         raise InputError(f"nnkiln.compile expects a module or a model path, got {type(module).__name__}")
-    from nnkiln.backend.writer import blob_in_memory_from_module
+    from nnkiln.conversion.rt_to_blob import blob_in_memory_from_module
 
     start = time.perf_counter()
     rt = compile_to_rt(module, target, pipeline, threads, **kwargs)

@@ -5,7 +5,7 @@
   blob (or, with ``--emit rt``, the rt-level IR as text).
 - ``nnkiln inspect model.kiln [--json]``: validates the blob and prints every buffer (memory, offset,
   size, producing task, last consuming task), task (executor, kernel, inputs, outputs, waits,
-  updates) and barrier; ``--json`` prints the same as JSON (``nnkiln.backend.inspect.describe``).
+  updates) and barrier; ``--json`` prints the same as JSON (``nnkiln.blob.inspect.describe``).
 - ``nnkiln run model.kiln --input name=file.npy ... [--output out.npz] [--print-values] [--threads N]``: runs a
   blob with the runtime (no xDSL import).
 
@@ -81,7 +81,7 @@ def _compile(args: argparse.Namespace) -> int:
     import time
 
     import nnkiln
-    from nnkiln.backend.writer import blob_and_bytes_from_module
+    from nnkiln.conversion.rt_to_blob import blob_and_bytes_from_module
     from nnkiln.compiler import compile_to_rt
 
     start = time.perf_counter()
@@ -128,7 +128,7 @@ def inspect_parser() -> argparse.ArgumentParser:
 
 
 def _read_blob(path: str):  # noqa: ANN202
-    from nnkiln.backend.blob_format import decode
+    from nnkiln.blob.reader import decode
 
     try:
         with open(path, "rb") as f:
@@ -139,7 +139,7 @@ def _read_blob(path: str):  # noqa: ANN202
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from nnkiln.backend.inspect import describe
+    from nnkiln.blob.inspect import describe
 
     d = describe(_read_blob(args.blob))
     if args.json:

@@ -40,10 +40,12 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from nnkiln.backend.blob_format import Blob, BufferDesc, ConstantStore, IODesc, Memory, constants_u8, decode, encode
+from nnkiln.blob.format import Blob, BufferDesc, ConstantStore, IODesc, Memory, constants_u8
+from nnkiln.blob.reader import decode
+from nnkiln.blob.writer import encode
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
-from nnkiln.runtime.alloc import PAGE, aligned_empty
+from nnkiln.alloc import PAGE, aligned_empty
 from nnkiln.runtime.direct import DirectRun, direct_run
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
 from nnkiln.runtime.kernels.bound import Chain, chain_units

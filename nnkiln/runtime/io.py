@@ -23,7 +23,7 @@ MAX_RANDOM_INPUT_BYTES = 1 << 32
 def random_array(name: str, kind: Kind, shape: Sequence[int], rng: np.random.Generator) -> np.ndarray:
     """A deterministic random input: standard normal for floats, 0/1 for bool, integers in [-128, 127]
     clipped to the kind's range otherwise (so integer and quantized models see plausible values)."""
-    from nnkiln.backend.blob_format import storage_dtype
+    from nnkiln.blob.format import storage_dtype
 
     shape = tuple(int(d) for d in shape)
     dtype = np.float32 if kind.is_float else storage_dtype(kind)

@@ -71,7 +71,7 @@ class Executor:
 class Target:
     """A device: memories, executors and the number of physical barriers. ``gemm_weight_panels``: the constant
     right operands of float32 MATMULs are stored in the blob as panels of this many columns, the layout the
-    device's GEMM kernel reads (0: as they are; see ``backend.blob_format``'s "Packed GEMM weights")."""
+    device's GEMM kernel reads (0: as they are; see ``docs/blob-format.md``, "Packed GEMM weights")."""
 
     name: str
     memories: tuple[Memory, ...]

@@ -91,7 +91,8 @@ def test_int8_graph_bit_exact(threads: int) -> None:
 def test_in_memory_executable_equals_its_saved_blob() -> None:
     """``nnkiln.compile`` runs from the IR's own constant arrays (no joined copy); the blob it saves, loaded
     back (full validation), gives the same outputs bit for bit, and it holds what ``compile_to_bytes`` writes."""
-    from nnkiln.backend.blob_format import ConstantStore, decode
+    from nnkiln.blob.format import ConstantStore
+    from nnkiln.blob.reader import decode
     from nnkiln.compiler import compile_to_bytes
     from nnkiln.runtime import load_blob
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import BufferDesc, Memory, TaskDesc
+from nnkiln.blob.format import BufferDesc, Memory, TaskDesc
 from nnkiln.errors import NotExecutableError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import control, epilogue, fast
@@ -493,7 +493,7 @@ def _live_after(region: tuple[Any, int, int, int], after: int, tasks: Sequence[T
                 buffers: Sequence[BufferDesc], single_queue: bool) -> bool:
     """Whether some byte of ``region`` may be read after task ``after`` before being overwritten
     (io buffers and multi-executor runs: always)."""
-    from nnkiln.backend.blob_format import Memory as _M
+    from nnkiln.blob.format import Memory as _M
 
     if region[0] is not _M.ARENA or not single_queue:
         return True
@@ -719,7 +719,7 @@ def _fold_transposes(tasks: Sequence[TaskDesc], queue: Sequence[int], buffers: S
     instead (BLAS takes the strides; same products, same sums). Legal when nothing writes the
     input's bytes in between and nothing else reads the transposed buffer. Returns (dropped tasks,
     replacement callables of the matmuls)."""
-    from nnkiln.backend.blob_format import Memory as _M
+    from nnkiln.blob.format import Memory as _M
 
     pos = {ti: k for k, ti in enumerate(queue)}
     dropped: set[int] = set()

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import BufferDesc, Memory, TaskDesc
+from nnkiln.blob.format import BufferDesc, Memory, TaskDesc
 from nnkiln.errors import BlobError, NotExecutableError
 
 CONTROL = ("tosa.cond_if", "tosa.while_loop")
@@ -32,7 +32,7 @@ TaskFn = Callable[[Sequence[np.ndarray]], None]
 
 
 def _program(task: TaskDesc, k: int, buffers: Sequence[BufferDesc], static_views: Sequence[np.ndarray | None]) -> Any:
-    from nnkiln.backend.blob_format import decode
+    from nnkiln.blob.reader import decode
     from nnkiln.runtime.executable import Executable
 
     idx = task.ins[k]

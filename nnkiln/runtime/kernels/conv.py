@@ -52,10 +52,10 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import BufferDesc
+from nnkiln.blob.format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime import native
-from nnkiln.runtime.alloc import aligned_empty
+from nnkiln.alloc import aligned_empty
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, contiguous_f32, slots
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds, operand_2d
@@ -418,10 +418,10 @@ def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue 
 
 
 def pack_gemm_weights(w: np.ndarray, layout: str) -> np.ndarray:
-    """A GEMM's constant weights as ``blob_format.pack_panels`` lays them out (the layout of
+    """A GEMM's constant weights as ``blob.format.pack_panels`` lays them out (the layout of
     ``nk_pack_weights``), 64-byte aligned: ``layout`` "nk" for FULLY_CONNECTED's [N, K], "kn" for MATMUL's
     [K, N]."""
-    from nnkiln.backend.blob_format import PANEL_WIDTH, pack_panels
+    from nnkiln.blob.format import PANEL_WIDTH, pack_panels
 
     wkn = w.T if layout == "nk" else w
     k, n = wkn.shape

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import BufferDesc
+from nnkiln.blob.format import BufferDesc
 from nnkiln.kinds import Kind
 
 Step = Callable[[np.ndarray, slice, Sequence[np.ndarray]], None]

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import BufferDesc
+from nnkiln.blob.format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels import conv, image, integer, quantized
@@ -166,10 +166,10 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
 
 def _matmul_panels(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
                    consts: Sequence[np.ndarray | None], epi: Epilogue | None) -> FastFn | None:
-    """MATMUL whose constant right operand the blob holds as GEMM panels (``blob_format.pack_panels``): conv.c's
+    """MATMUL whose constant right operand the blob holds as GEMM panels (``blob.format.pack_panels``): conv.c's
     implicit GEMM reads them as they are (AVX2 or AVX-512 tiles); without the native library they are unpacked
     once for BLAS."""
-    from nnkiln.backend.blob_format import PANEL_WIDTH, unpack_panels
+    from nnkiln.blob.format import PANEL_WIDTH, unpack_panels
     from nnkiln.errors import BlobError
 
     a, b, o = ib[0].shape, ib[1].shape, ob[0].shape

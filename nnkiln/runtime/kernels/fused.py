@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import BufferDesc, Memory, TaskDesc
+from nnkiln.blob.format import BufferDesc, Memory, TaskDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels import _live_after, _region

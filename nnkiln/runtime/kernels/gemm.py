@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nnkiln.backend.blob_format import BufferDesc, Memory, TaskDesc
+from nnkiln.blob.format import BufferDesc, Memory, TaskDesc
 from nnkiln.runtime.blas import controls
 
 SMALL_FLOPS = 2.5e7

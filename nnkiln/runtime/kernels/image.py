@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import BufferDesc
+from nnkiln.blob.format import BufferDesc
 from nnkiln.errors import NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.reference.image import sample_axis

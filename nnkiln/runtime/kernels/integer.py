@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import BufferDesc
+from nnkiln.blob.format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels.reference import call_reference, store
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import BufferDesc
+from nnkiln.blob.format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, slots

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnkiln.backend.blob_format import Blob
-from nnkiln.backend.builder import BlobBuilder
+from nnkiln.blob.format import Blob
+from nnkiln.blob.writer import BlobBuilder
 from nnkiln.kinds import Kind
 
 

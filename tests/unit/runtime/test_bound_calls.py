@@ -18,7 +18,7 @@ import onnx.helper as oh
 import pytest
 
 import nnkiln
-from nnkiln.backend.blob_format import Memory
+from nnkiln.blob.format import Memory
 from nnkiln.runtime import executable as exmod
 from nnkiln.runtime.kernels import conv as kconv
 from nnkiln.runtime.kernels.bound import Bound, Chain, chain_units, io_patches, slots

@@ -20,8 +20,9 @@ import threading
 import numpy as np
 import pytest
 
-from nnkiln.backend.blob_format import BufferDesc, Memory, encode
-from nnkiln.backend.builder import BlobBuilder
+from nnkiln.blob.format import BufferDesc, Memory
+from nnkiln.blob.writer import encode
+from nnkiln.blob.writer import BlobBuilder
 from nnkiln.kinds import Kind
 from nnkiln.reference.registry import KernelCall, load_kernels
 from nnkiln.runtime import blas, load_blob, native
@@ -566,7 +567,7 @@ def test_gemm_with_constant_weights_matches_reference(path: bool, posts: list, n
 def test_gemm_plan_packs_only_small_weight_sets() -> None:
     """Executables whose constant GEMM weights total more than NATIVE_GEMM_MAX_BYTES keep BLAS (no packed second
     copy of e.g. BERT-base's weights); smaller ones go native where conv.c has its AVX-512 tiles."""
-    from nnkiln.backend.blob_format import TaskDesc
+    from nnkiln.blob.format import TaskDesc
     from nnkiln.runtime.kernels.gemm import NATIVE_GEMM_MAX_BYTES, SHARED_SMALL_FLOPS, SMALL_FLOPS, plan_for
 
     def blob_of(weight_bytes: list[int]) -> tuple[list, list]:

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from blob_checker import check
 
-from nnkiln.backend.blob_format import decode, encode
-from nnkiln.backend.inspect import describe
+from nnkiln.blob.reader import decode
+from nnkiln.blob.writer import encode
+from nnkiln.blob.inspect import describe
 from nnkiln.cli.compile_cmds import inspect_main, run_main
 from nnkiln.runtime import load_blob
 
@@ -43,7 +44,7 @@ func.func @main(%in0: memref<1x4x4x2xf32> {nnkiln.io = "input", nnkiln.name = "x
 
 
 def _blob_bytes(text: str = RT) -> bytes:
-    from nnkiln.backend.writer import write_blob
+    from nnkiln.conversion.rt_to_blob import write_blob
     from nnkiln.ir.text import parse_module
     from nnkiln.ir.verify import verify_module
 

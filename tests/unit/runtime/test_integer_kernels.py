@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nnkiln.backend.blob_format import BufferDesc, Memory
+from nnkiln.blob.format import BufferDesc, Memory
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import fast, integer
 from nnkiln.runtime.kernels.reference import call_reference

@@ -13,7 +13,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import nnkiln
 import nnkiln.reference
-from nnkiln.backend.blob_format import BufferDesc, Memory, encode, pack_panels, unpack_panels
+from nnkiln.blob.format import BufferDesc, Memory, pack_panels, unpack_panels
+from nnkiln.blob.writer import encode
 from nnkiln.errors import BlobError
 from nnkiln.frontends.onnx.backend import import_model_proto
 from nnkiln.runtime import load_blob

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from nnkiln.backend.blob_format import BufferDesc, Memory
+from nnkiln.blob.format import BufferDesc, Memory
 from nnkiln.errors import NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime import native

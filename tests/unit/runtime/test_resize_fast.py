@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import nnkiln
-from nnkiln.backend.blob_format import BufferDesc, Memory
+from nnkiln.blob.format import BufferDesc, Memory
 from nnkiln.dialects.tosa.ops_image import resize_output_dim
 from nnkiln.ir.text import parse_module
 from nnkiln.kinds import Kind

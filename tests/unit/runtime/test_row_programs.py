@@ -14,8 +14,8 @@ import ctypes
 import numpy as np
 import pytest
 
-from nnkiln.backend.blob_format import encode
-from nnkiln.backend.builder import BlobBuilder
+from nnkiln.blob.writer import encode
+from nnkiln.blob.writer import BlobBuilder
 from nnkiln.errors import NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.reference.registry import KernelCall, load_kernels

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from rt_blobs import two_executor_blob
 
-from nnkiln.backend.blob_format import encode
-from nnkiln.backend.builder import BlobBuilder
+from nnkiln.blob.writer import encode
+from nnkiln.blob.writer import BlobBuilder
 from nnkiln.errors import InputError, NotExecutableError
 from nnkiln.kinds import Kind
 from nnkiln.reference import tensor_ops
@@ -24,7 +24,7 @@ def _close(actual: np.ndarray, expected: np.ndarray) -> None:
 
 
 def test_runtime_imports_no_xdsl() -> None:
-    code = ("import nnkiln.runtime, nnkiln.runtime.io, nnkiln.backend.blob_format, nnkiln.backend.inspect, sys; "
+    code = ("import nnkiln.runtime, nnkiln.runtime.io, nnkiln.blob.format, nnkiln.blob.inspect, sys; "
             "bad = [m for m in sys.modules if m.startswith('xdsl')]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -231,7 +231,7 @@ def test_arenas_scratch_and_outputs_are_cache_line_aligned() -> None:
 
     import nnkiln
     from nnkiln.frontends.onnx.backend import import_model_proto
-    from nnkiln.runtime.alloc import aligned_empty
+    from nnkiln.alloc import aligned_empty
 
     w = numpy_helper.from_array(np.ones((8, 3, 3, 3), np.float32), "w")
     g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])], "g",
@@ -257,7 +257,7 @@ def test_small_page_arrays() -> None:
     from 4 MiB (numpy's huge-page advice never given: runtime.alloc), an aligned numpy array below."""
     import mmap
 
-    from nnkiln.runtime.alloc import PAGE, SMALL_PAGE_MIN_BYTES, small_page_empty
+    from nnkiln.alloc import PAGE, SMALL_PAGE_MIN_BYTES, small_page_empty
 
     for shape, dt in (((3, 5), np.float32), ((SMALL_PAGE_MIN_BYTES // 4 + 3,), np.float32), ((1 << 23,), np.uint8),
                       ((64, 1024, 16), np.float32)):

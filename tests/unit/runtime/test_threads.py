@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import nnkiln
-from nnkiln.backend.blob_format import decode, encode
+from nnkiln.blob.reader import decode
+from nnkiln.blob.writer import encode
 from nnkiln.errors import BlobError, NnkilnError
 from nnkiln.ir.text import parse_module
 from nnkiln.reference import run as reference_run

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from nnkiln.backend.blob_format import VERSION_MAJOR, VERSION_MINOR, Blob, Memory, _to_json, constants_u8, decode
+from nnkiln.blob.format import (
+    VERSION_MAJOR,
+    VERSION_MINOR,
+    Blob,
+    Memory,
+    _to_json,
+    constants_u8,
+)
+from nnkiln.blob.reader import decode
 
 _CONTROL = ("tosa.cond_if", "tosa.while_loop")
 

@@ -1,24 +1,165 @@
-"""``BlobBuilder``: assembles a ``Blob`` table by table (no xDSL; the writer and tests use it).
+"""Writing blobs (no xDSL): ``BlobBuilder`` assembles the tables, ``encode`` / ``encode_chunks`` produce the bytes.
 
-Constants are placed in the constants section at 64-byte alignment; the builder only keeps a
-reference to each constant's array (no copy) until ``finish`` (one preallocated buffer, each constant
-copied once), ``finish_encoded`` (the blob's bytes, each constant copied once, straight into them) or
-``finish_in_memory`` (no copy: the runtime of the compiling process views the arrays themselves).
-Views are buffer entries inside their base; barrier counts are derived from the tasks.
+``BlobBuilder`` places constants in the constants section at 64-byte alignment and keeps only a reference to each
+constant's array (no copy) until ``finish`` (one preallocated buffer, each constant copied once),
+``finish_encoded`` (the blob's bytes, each constant copied once, straight into them) or ``finish_in_memory`` (no
+copy: the runtime of the compiling process views the arrays themselves). Views are buffer entries inside their
+base; barrier counts are derived from the tasks. The layout is ``docs/blob-format.md``.
 """
 
 from __future__ import annotations
 
+import json
+import struct
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from nnkiln.backend.blob_format import (ALIGNMENT, Blob, BarrierDesc, BufferDesc, ConstantChunk, ConstantStore, IODesc,
-                                        Memory,
-                                        TaskDesc, encode_chunks, storage_dtype)
+from nnkiln.blob.format import (
+    _BARRIER,
+    _BUFFER,
+    _COUNT,
+    _HEADER,
+    _IO,
+    _SECTION,
+    _TASK_HEAD,
+    ALIGNMENT,
+    DTYPE_CODES,
+    MAGIC,
+    MAX_RANK,
+    VERSION_MAJOR,
+    VERSION_MINOR,
+    BarrierDesc,
+    Blob,
+    BufferDesc,
+    ConstantChunk,
+    ConstantStore,
+    IODesc,
+    Memory,
+    SectionKind,
+    TaskDesc,
+    _constant_pieces,
+    _to_json,
+    encode_args,
+    storage_dtype,
+)
 from nnkiln.errors import BlobError
 from nnkiln.kinds import Kind
+
+# ----------------------------------------------------------------------------------------------
+# Encoding
+
+
+class _Strings:
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.index: dict[str, tuple[int, int]] = {}
+
+    def ref(self, s: str) -> tuple[int, int]:
+        if s not in self.index:
+            b = s.encode("utf-8")
+            self.index[s] = (len(self.data), len(b))
+            self.data.extend(b)
+        return self.index[s]
+
+
+def _dims(shape: tuple[int, ...]) -> list[int]:
+    if len(shape) > MAX_RANK:
+        raise BlobError(f"rank {len(shape)} exceeds the blob's maximum rank {MAX_RANK}")
+    return [int(d) for d in shape] + [0] * (MAX_RANK - len(shape))
+
+
+def _table_sections(blob: Blob) -> dict[SectionKind, bytes]:
+    """Every section but CONSTANTS (all small: tables, strings, metadata)."""
+    strings = _Strings()
+    sections: dict[SectionKind, bytes] = {}
+
+    out = bytearray(_COUNT.pack(len(blob.buffers), 0))
+    for b in blob.buffers:
+        out += _BUFFER.pack(int(b.memory), DTYPE_CODES[b.kind], len(b.shape), 0, b.index, b.alias_of, 0,
+                            b.offset, b.size, *_dims(b.shape))
+    sections[SectionKind.BUFFERS] = bytes(out)
+
+    out = bytearray(_COUNT.pack(len(blob.tasks), 0))
+    for t in blob.tasks:
+        ex, kn, ar = strings.ref(t.executor), strings.ref(t.kernel), strings.ref(encode_args(t.args))
+        out += _TASK_HEAD.pack(*ex, t.executor_index, *kn, *ar, len(t.ins), len(t.outs), len(t.waits),
+                               len(t.updates), 0)
+        ids = [*t.ins, *t.outs, *t.waits, *t.updates]
+        out += struct.pack(f"<{len(ids)}I", *ids)
+    sections[SectionKind.TASKS] = bytes(out)
+
+    out = bytearray(_COUNT.pack(len(blob.barriers), 0))
+    for br in blob.barriers:
+        out += _BARRIER.pack(br.physical_id, br.producers, br.consumers, 0)
+    sections[SectionKind.BARRIERS] = bytes(out)
+
+    ios = [*blob.inputs, *blob.outputs]
+    out = bytearray(_COUNT.pack(len(ios), 0))
+    for io in ios:
+        nm = strings.ref(io.name)
+        out += _IO.pack(*nm, int(io.is_output), DTYPE_CODES[io.kind], len(io.shape), 0, io.buffer, io.size,
+                        *_dims(io.shape))
+    sections[SectionKind.IO] = bytes(out)
+
+    sections[SectionKind.METADATA] = json.dumps(_to_json(blob.metadata), sort_keys=True).encode("utf-8")
+    sections[SectionKind.STRINGS] = bytes(strings.data)
+    return sections
+
+
+def encode_chunks(blob: Blob, chunks: Sequence[ConstantChunk], constants_size: int) -> tuple[bytes, int]:
+    """Encode ``blob`` with its CONSTANTS section given as ``chunks`` (``blob.constants`` is ignored).
+
+    Each constant's bytes are copied exactly once, into the result (one ``bytes.join``); CRCs are
+    computed over memoryviews. Returns the blob's bytes and the offset of the CONSTANTS section in
+    them, so a caller can alias the constants (``memoryview(raw)[off:off + constants_size]``).
+    """
+    sections = _table_sections(blob)
+    const_pieces = _constant_pieces(chunks, constants_size)
+    order = list(SectionKind)
+    table_end = _HEADER.size + _SECTION.size * len(order)
+    pos = table_end + (-table_end % ALIGNMENT)
+    pieces: list[Any] = [b"", b"", bytes(pos - table_end)]  # header and table filled in below
+    entries = []
+    const_offset = 0
+    for kind in order:
+        if kind is SectionKind.CONSTANTS:
+            size, crc = constants_size, 0
+            for piece in const_pieces:
+                crc = zlib.crc32(piece, crc)
+            pieces.extend(const_pieces)
+            const_offset = pos
+        else:
+            data = sections[kind]
+            size, crc = len(data), zlib.crc32(data)
+            pieces.append(data)
+        entries.append((int(kind), 0, pos, size, crc & 0xFFFFFFFF, 0))
+        pad = -size % ALIGNMENT
+        if pad:
+            pieces.append(bytes(pad))
+        pos += size + pad
+    total = pos
+    table = b"".join(_SECTION.pack(*e) for e in entries)
+    head = struct.pack("<8sHHIQI", MAGIC, VERSION_MAJOR, VERSION_MINOR, 0, total, len(order))
+    crc = zlib.crc32(head + table) & 0xFFFFFFFF
+    pieces[0] = _HEADER.pack(MAGIC, VERSION_MAJOR, VERSION_MINOR, 0, total, len(order), crc, b"\0" * 32)
+    pieces[1] = table
+    result = b"".join(pieces)
+    assert len(result) == total
+    return result, const_offset
+
+
+def encode(blob: Blob) -> bytes:
+    """The bytes of ``blob`` (version 1.0). The result always decodes to an equal ``Blob``.
+
+    The constants are copied once, straight into the result (no intermediate copies).
+    """
+    if isinstance(blob.constants, ConstantStore):
+        return encode_chunks(blob, blob.constants.chunks, blob.constants.size)[0]
+    size = len(memoryview(blob.constants).cast("B")) if len(blob.constants) else 0
+    return encode_chunks(blob, [(0, blob.constants)] if size else [], size)[0]
 
 
 def _size(kind: Kind, shape: Sequence[int]) -> int:

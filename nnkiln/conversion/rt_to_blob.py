@@ -1,4 +1,4 @@
-"""The blob writer: an ``rt``-level module -> blob bytes (format: ``nnkiln.backend.blob_format``).
+"""The blob writer: an ``rt``-level module -> blob bytes (format: ``nnkiln.blob.format``).
 
 Input (the contract of ``async-to-rt`` and ``assign-physical-barriers``): the entry ``func.func``
 (the only one, else ``@main``) whose arguments are memrefs marked ``nnkiln.io = "input"|"output"``
@@ -28,12 +28,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 
-from nnkiln.backend.blob_format import PANEL_WIDTH, Blob, Memory, pack_panels
-from nnkiln.backend.builder import BlobBuilder
+from nnkiln.blob.format import PANEL_WIDTH, Blob, Memory, pack_panels
+from nnkiln.blob.writer import BlobBuilder
 from nnkiln.errors import BlobError
 from nnkiln.kinds import Kind
 
@@ -90,7 +97,7 @@ def _post_ops(attr: ArrayAttr | None) -> list[dict[str, Any]]:
 
 def _packable_weights(func: FuncOp, width: int) -> set[SSAValue]:
     """``buf.const`` results that feed only float32, batch-1 ``tosa.matmul`` kernels as their right operand:
-    they are written as ``width``-column panels (``blob_format.pack_panels``; 0: none)."""
+    they are written as ``width``-column panels (``blob.format.pack_panels``; 0: none)."""
     from nnkiln.dialects.buf import ConstOp, KernelOp
 
     if width <= 0:
