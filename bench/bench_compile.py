@@ -42,7 +42,6 @@ import time
 
 import numpy as np
 
-
 # -- models -------------------------------------------------------------------------------------------
 
 
@@ -247,7 +246,13 @@ def quantized(base, dynamic: bool):  # noqa: ANN001, ANN201
 
     def build(batch: int):  # noqa: ANN202
         import onnx
-        from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
+        from onnxruntime.quantization import (
+            CalibrationDataReader,
+            QuantFormat,
+            QuantType,
+            quantize_dynamic,
+            quantize_static,
+        )
 
         model, feed = base(batch)
         with tempfile.TemporaryDirectory() as d:
@@ -327,8 +332,8 @@ def _child(mode: str, workdir: str, threads: int, min_seconds: float) -> dict:
     if mode == "compile":
         t0 = time.perf_counter()
         import nnkiln
-        import nnkiln.conversion.rt_to_blob
         import nnkiln.compiler
+        import nnkiln.conversion.rt_to_blob
         import nnkiln.frontends.onnx.importer
         import nnkiln.frontends.onnx.lowerings
         import nnkiln.pipelines  # noqa: F401

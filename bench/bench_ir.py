@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 from xdsl.builder import Builder
-from xdsl.rewriter import InsertPoint
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
+from xdsl.rewriter import InsertPoint
 
 from nnkiln.dialects.tosa.ops_data_nodes import ConstOp
 from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp
@@ -76,14 +76,14 @@ def main() -> None:
     print(f"  ({len(text) / 1e6:.1f} MB of text)")
 
     big = np.random.default_rng(1).standard_normal(25_000_000, dtype=np.float32)
-    attr = timed("create 25M-element f32 constant", lambda: from_numpy(big))
+    attr = timed("create 25M-element f32 constant", lambda: from_numpy(big))  # noqa: F821 (deleted below)
     c = ConstOp.create(properties={"values": attr}, result_types=[attr.type])
-    timed("verify the 25M-element constant op", lambda: c.verify())
+    timed("verify the 25M-element constant op", lambda: c.verify())  # noqa: F821 (deleted below)
     del c, attr, big
 
     weights = timed("create 100M parameters (8 x 12.5M f32)", lambda: weights_graph(100_000_000, 12_500_000))
     timed("verify 100M parameters", lambda: verify_module(weights))
-    print(f"  400 MB of f32 weights; peak RSS above is the whole process")
+    print("  400 MB of f32 weights; peak RSS above is the whole process")
 
 
 if __name__ == "__main__":

@@ -17,9 +17,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 def main() -> None:
     import onnx
+    from bench_compile import resnet18_like
 
     import nnkiln
-    from bench_compile import resnet18_like
 
     model, feed = resnet18_like(1)
     with tempfile.TemporaryDirectory() as d:

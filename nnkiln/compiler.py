@@ -21,8 +21,8 @@ import sys
 import time
 from typing import Any, TextIO
 
-from nnkiln.errors import InputError
 from nnkiln.blob.format import Blob
+from nnkiln.errors import InputError
 from nnkiln.runtime import Executable
 
 
@@ -34,8 +34,8 @@ def compile_to_rt(module: Any, target: str = "cpu", pipeline: str = "default", t
     every core the runtime may use); ``queues``: executor instances to schedule on (``nnkiln.pipelines``)."""
     from xdsl.dialects.builtin import IntegerAttr, i64
 
-    from nnkiln.ir.passes import PassManager
     from nnkiln.ir.collector import fewer_collections
+    from nnkiln.ir.passes import PassManager
     from nnkiln.ir.verify import verify_module
     from nnkiln.pipelines import pipeline as pipeline_passes
     from nnkiln.targets import get_target

@@ -1,4 +1,4 @@
-"""Run the whole test suite: the lit/FileCheck tests, then pytest (whose summary line ends the output).
+"""Run the whole test suite: ruff (``pyproject.toml``), the lit/FileCheck tests, then pytest (whose summary line ends the output).
 
 Usage: ``.venv/bin/python tests/run.py [pytest args...]``. Exits non-zero if either part fails.
 Skip the slow oracle tests locally with ``-m "not slow"``.
@@ -48,13 +48,17 @@ def main() -> int:
     ensure_oracle_venvs()
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    ruff = subprocess.run([str(BIN / "ruff"), "check", "-q", "nnkiln", "tests", "bench"], cwd=ROOT, env=env)
+    print(f"ruff: {'ok' if ruff.returncode == 0 else 'FAILED'}", flush=True)
     lit = subprocess.run([str(BIN / "lit"), "-q", str(ROOT / "tests" / "filecheck")], env=env)
     print(f"lit: {'ok' if lit.returncode == 0 else 'FAILED'}", flush=True)
     workers = ["-n", "2"] if os.cpu_count() and os.cpu_count() > 1 else []
     py = subprocess.run([str(BIN / "pytest"), "-q", *workers, *sys.argv[1:]], cwd=ROOT, env=env)
     if lit.returncode != 0:
         print("lit tests FAILED (see above)")
-    return lit.returncode or py.returncode
+    if ruff.returncode != 0:
+        print("ruff FAILED (see above; the configuration is pyproject.toml's [tool.ruff])")
+    return ruff.returncode or lit.returncode or py.returncode
 
 
 if __name__ == "__main__":

@@ -81,8 +81,8 @@ def _compile(args: argparse.Namespace) -> int:
     import time
 
     import nnkiln
-    from nnkiln.conversion.rt_to_blob import blob_and_bytes_from_module
     from nnkiln.compiler import compile_to_rt
+    from nnkiln.conversion.rt_to_blob import blob_and_bytes_from_module
 
     start = time.perf_counter()
     module = nnkiln.load(args.model, parse_shapes(args.shape) or None)

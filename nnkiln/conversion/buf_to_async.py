@@ -33,7 +33,17 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nnkiln.dialects.async_ import AwaitAllOp, ExecuteOp, YieldOp
-from nnkiln.dialects.buf import AllocOp, ConcatViewOp, ConstOp, CopyOp, KernelOp, ReshapeOp, SubviewOp, base_buffer, byte_size
+from nnkiln.dialects.buf import (
+    AllocOp,
+    ConcatViewOp,
+    ConstOp,
+    CopyOp,
+    KernelOp,
+    ReshapeOp,
+    SubviewOp,
+    base_buffer,
+    byte_size,
+)
 
 TASK_OPS = (KernelOp, CopyOp)
 VIEW_OPS = (ReshapeOp, SubviewOp)

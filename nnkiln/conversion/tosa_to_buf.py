@@ -51,8 +51,17 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from nnkiln.dialects.buf import (AllocOp, ConcatViewOp, ConstOp, CopyOp, KernelOp, ReshapeOp, SubviewOp, base_buffer,
-                                 contiguous_box)
+from nnkiln.dialects.buf import (
+    AllocOp,
+    ConcatViewOp,
+    ConstOp,
+    CopyOp,
+    KernelOp,
+    ReshapeOp,
+    SubviewOp,
+    base_buffer,
+    contiguous_box,
+)
 from nnkiln.errors import NotExecutableError
 
 _ALIASES = ("tosa.identity",)

@@ -45,9 +45,8 @@ from xdsl.irdl import IRDLOperation
 from xdsl.irdl.constraints import BaseAttr, EqIntConstraint, RangeLengthConstraint, RangeOf, VerificationContext
 from xdsl.irdl.operations import (
     OpDef,
-    OptionalDef,
-    OptPropertyDef,
     OptAttributeDef,
+    OptPropertyDef,
     VariadicDef,
     VarIRConstruct,
     irdl_op_verify_arg_list,

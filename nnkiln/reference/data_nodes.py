@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 
-from nnkiln.ir.elements import to_numpy
 from nnkiln.errors import NotExecutableError
+from nnkiln.ir.elements import to_numpy
 from nnkiln.reference.registry import KernelCall, kernel
 
 

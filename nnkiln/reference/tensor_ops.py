@@ -295,7 +295,7 @@ def _conv_nd(
     Loop order of the pseudocode for one output: taps in row-major order, then ``ic``; bias last.
     """
     nsp = x.ndim - 2
-    n, ic = x.shape[0], x.shape[-1]
+    n = x.shape[0]
     oc = w.shape[0]
     in_sizes = x.shape[1:-1]
     ksizes = w.shape[1:-1]

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from nnkiln.alloc import aligned_empty
 from nnkiln.blob.format import IODesc
 from nnkiln.runtime import blas
-from nnkiln.alloc import aligned_empty
 from nnkiln.runtime.kernels.bound import Chain
 
 IO_MAX = 8

@@ -40,17 +40,17 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from nnkiln.alloc import PAGE, aligned_empty
 from nnkiln.blob.format import Blob, BufferDesc, ConstantStore, IODesc, Memory, constants_u8
 from nnkiln.blob.reader import decode
 from nnkiln.blob.writer import encode
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
-from nnkiln.alloc import PAGE, aligned_empty
+from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
 from nnkiln.runtime.direct import DirectRun, direct_run
 from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
 from nnkiln.runtime.kernels.bound import Chain, chain_units
 from nnkiln.runtime.kernels.fused import ExpansionDepthwise, TransposedInputConv, expansion_pairs, input_transposes
-from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
 from nnkiln.runtime.kernels.gemm import GemmPlan, plan_for, planning
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -26,11 +26,10 @@ Decisions:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, DenseResourceAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser

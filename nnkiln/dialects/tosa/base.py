@@ -45,10 +45,9 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, opt_prop_def, prop_def, traits_def
-from xdsl.traits import Pure
 
 from nnkiln.ir.errors import ShapeError, VerifyError
-from nnkiln.kinds import FLOAT_KINDS, Kind
+from nnkiln.kinds import Kind
 
 Shape = tuple[int, ...]
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 from xdsl.builder import Builder
-from xdsl.rewriter import InsertPoint
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -25,6 +24,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from nnkiln.dialects.tosa.base import TosaOp
 from nnkiln.ir.diagnostics import source_loc

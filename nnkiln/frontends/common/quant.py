@@ -309,8 +309,14 @@ def softmax_i8(g: GraphBuilder, x: SSAValue, s_in: float, axes: Sequence[int], s
     Measured against float64 (``tests/unit/frontends/test_quant_softmax.py``): within 0.51 of an output step of
     the exact softmax, i.e. the correctly rounded code or its neighbour at a near-tie."""
     from nnkiln.dialects.tosa.base import Kind, element_type
-    from nnkiln.dialects.tosa.ops_elementwise_binary import (AddOp, ArithmeticRightShiftOp, BitwiseAndOp, IntDivOp,
-                                                             LogicalLeftShiftOp, SubOp)
+    from nnkiln.dialects.tosa.ops_elementwise_binary import (
+        AddOp,
+        ArithmeticRightShiftOp,
+        BitwiseAndOp,
+        IntDivOp,
+        LogicalLeftShiftOp,
+        SubOp,
+    )
     from nnkiln.dialects.tosa.ops_elementwise_unary import ClzOp
     from nnkiln.dialects.tosa.ops_reduction import ReduceMaxOp, ReduceSumOp
     from nnkiln.dialects.tosa.ops_scatter_gather import GatherOp

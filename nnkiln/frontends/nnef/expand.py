@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from nnkiln.frontends.nnef.ast import (
     ArrayExpr,
+    ArrayType,
     BinaryExpr,
     Builtin,
     Comprehension,
@@ -34,10 +35,9 @@ from nnkiln.frontends.nnef.ast import (
     Subscript,
     TensorType,
     TupleExpr,
+    TupleType,
     Type,
     UnaryExpr,
-    ArrayType,
-    TupleType,
     has_tensor,
 )
 from nnkiln.frontends.nnef.checker import LENIENT_ARGUMENT_ALIASES, LENIENT_FRAGMENT_ALIASES

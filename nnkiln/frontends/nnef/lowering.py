@@ -170,8 +170,11 @@ class Lowerer:
 
     # -- run --------------------------------------------------------------------------------------
     def run(self) -> ModuleOp:
-        from nnkiln.frontends.nnef import lowering_quant, lowering_window  # noqa: F401  (register handlers)
-        from nnkiln.frontends.nnef import lowering_v105  # noqa: F401  (NNEF 1.0.5 additions)
+        from nnkiln.frontends.nnef import (  # noqa: F401  (register handlers)
+            lowering_quant,
+            lowering_v105,  # noqa: F401  (NNEF 1.0.5 additions)
+            lowering_window,
+        )
 
         for ref in self.graph.inputs:
             lowering_quant.apply(self, ref)

@@ -75,8 +75,8 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
-from nnkiln.frontends.nnef.expand import FlatOp, TensorRef
 from nnkiln.frontends.nnef import lowering_quant_int as _int
+from nnkiln.frontends.nnef.expand import FlatOp, TensorRef
 
 
 def try_integer(lw, op: FlatOp) -> bool:  # noqa: ANN001
@@ -155,7 +155,8 @@ def apply(lw, ref: TensorRef) -> None:  # noqa: ANN001
                      et, shift=0)
         qv = floor_half(g.value(bi.MaximumOp, [g.value(bi.MinimumOp, [lg, c(m)], et), c(m - r)], et))
         p2 = g.value(bi.PowOp, [c(np.full((1,) * rank, 2.0)), qv], et)
-        from nnkiln.frontends.nnef.lowering import FlatOp as _F, HANDLERS
+        from nnkiln.frontends.nnef.lowering import HANDLERS
+        from nnkiln.frontends.nnef.lowering import FlatOp as _F
 
         tmp = TensorRef("$q", ref.dtype, ref.shape)
         lw.vals["$q"] = x

@@ -38,8 +38,8 @@ from nnkiln.frontends.common.arith import etype, kind_of_value, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.nnef.ast import Prim
 from nnkiln.frontends.nnef.expand import FlatOp
-from nnkiln.reference.custom_math import TRIG_FUNCTIONS, trig_f32
 from nnkiln.frontends.nnef.lowering import KIND, NP_DTYPE, Lowerer, full_like, handles
+from nnkiln.reference.custom_math import TRIG_FUNCTIONS, trig_f32
 
 TRIG = tuple(TRIG_FUNCTIONS)
 
@@ -137,8 +137,8 @@ def _np_cast(x: np.ndarray, to: Prim) -> np.ndarray:
 def _cast(lw: Lowerer, op: FlatOp) -> None:
     from nnkiln.dialects.tosa.ops_comparison import EqualOp
     from nnkiln.dialects.tosa.ops_elementwise_unary import LogicalNotOp
-    from nnkiln.frontends.common.arith import trunc_toward_zero
     from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+    from nnkiln.frontends.common.arith import trunc_toward_zero
 
     to = op.dtype or Prim.SCALAR
     src = op.inputs["input"]
@@ -166,8 +166,8 @@ def _cast(lw: Lowerer, op: FlatOp) -> None:
 @handles(*TRIG)
 def _trig(lw: Lowerer, op: FlatOp) -> None:
     from nnkiln.dialects.tosa.ops_custom import CustomOp
-    from nnkiln.reference import custom_nnef as custom_ops
     from nnkiln.ir.diagnostics import source_loc
+    from nnkiln.reference import custom_nnef as custom_ops
 
     x = lw.value(op.inputs["x"])
     if isinstance(x, np.ndarray):

@@ -545,8 +545,8 @@ def _roi(lw: Lowerer, op: FlatOp) -> None:
     from xdsl.dialects.builtin import TensorType
 
     from nnkiln.dialects.tosa.ops_custom import CustomOp
-    from nnkiln.reference import custom_nnef as custom_ops
     from nnkiln.ir.diagnostics import source_loc
+    from nnkiln.reference import custom_nnef as custom_ops
 
     custom_ops.register()
     x = lw.ssa(lw.value(op.inputs["input"]), Prim.SCALAR)

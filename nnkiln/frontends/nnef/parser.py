@@ -34,9 +34,9 @@ Decisions on defects of the grammar text (inventory §1.13):
 from __future__ import annotations
 
 from nnkiln.frontends.nnef.ast import (
+    Argument,
     ArrayExpr,
     ArrayType,
-    Argument,
     Assignment,
     BinaryExpr,
     Builtin,

@@ -338,9 +338,9 @@ class Writer:
 
     def w_logical_xor(self, op: Operation, props: dict) -> str:
         a, b = self.logicals(op)
-        l = self.emit(f"and({a}, {self.emit(f'not({b})')})")
+        left = self.emit(f"and({a}, {self.emit(f'not({b})')})")
         r = self.emit(f"and({self.emit(f'not({a})')}, {b})")
-        return self.emit(f"or({l}, {r})")
+        return self.emit(f"or({left}, {r})")
 
     def w_identity(self, op: Operation, props: dict) -> str:
         (a,) = self.any_type(op)

@@ -49,9 +49,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
+from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common import quant as cq
 from nnkiln.frontends.common.arith import shape_of
-from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.nnef.writer import get, ints, kind, lit, unsupported
 from nnkiln.frontends.nnef.writer_quant_io import consumer_zps, input_zero_point
 from nnkiln.frontends.nnef.writer_quant_scales import NUDGES, QP, m_s, make_qp, nudge

@@ -33,12 +33,12 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
+from nnkiln.errors import warn
 from nnkiln.frontends.common.graph import GraphBuilder
 from nnkiln.frontends.onnx.reader import OnnxModel, read_model, tensor_to_numpy
-from nnkiln.errors import warn
 from nnkiln.ir.errors import FrontendError, NnkilnError
 
 # ONNX TensorProto element types → (numpy dtype of constants, TOSA kind of run-time values)

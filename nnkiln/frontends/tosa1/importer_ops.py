@@ -10,10 +10,9 @@ from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type
 from nnkiln.frontends.tosa1.importer import (
+    _KINDS,
     InvalidTosa1Graph,
     UnsupportedIn030,
-    _KINDS,
-    _State,
     _arity,
     _attr,
     _const_array,
@@ -24,9 +23,18 @@ from nnkiln.frontends.tosa1.importer import (
     _op_class,
     _scalar,
     _shape_operand,
+    _State,
     _tensor,
 )
-from nnkiln.frontends.tosa1.schema import DType, NanPropagationMode, OpCode, ResizeMode, RoundingMode, TosaOperator, decode_tensor_data
+from nnkiln.frontends.tosa1.schema import (
+    DType,
+    NanPropagationMode,
+    OpCode,
+    ResizeMode,
+    RoundingMode,
+    TosaOperator,
+    decode_tensor_data,
+)
 
 
 def fft(st: _State, op: TosaOperator, code: OpCode) -> None:

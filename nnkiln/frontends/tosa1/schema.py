@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 import numpy as np
-from flatbuffers import encode, number_types as N
+from flatbuffers import encode
+from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
 from nnkiln.ir.errors import FrontendError

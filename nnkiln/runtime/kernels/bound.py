@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.runtime import blas
 from nnkiln.alloc import aligned_empty
+from nnkiln.runtime import blas
 from nnkiln.runtime.blas import kernel_threads
 
 _I64 = np.int64

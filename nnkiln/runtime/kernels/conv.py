@@ -52,10 +52,10 @@ from typing import Any
 
 import numpy as np
 
+from nnkiln.alloc import aligned_empty
 from nnkiln.blob.format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime import native
-from nnkiln.alloc import aligned_empty
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, contiguous_f32, slots
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds, operand_2d

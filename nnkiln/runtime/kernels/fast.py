@@ -39,10 +39,10 @@ from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels import conv, image, integer, quantized
 from nnkiln.runtime.kernels.bound import Bound, NativeFn, adapt, address, contiguous_f32, slots
-from nnkiln.runtime.kernels.gemm import current_plan, gemm
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds
 from nnkiln.runtime.kernels.epilogue import block_of as epilogue_block_of
 from nnkiln.runtime.kernels.epilogue import operand_2d as epilogue_operand_2d
+from nnkiln.runtime.kernels.gemm import current_plan, gemm
 
 FastFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]], None]
 PlainFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], None]

@@ -25,7 +25,6 @@ use several threads, their batches shared by the pool's threads.
 
 from __future__ import annotations
 
-
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager

@@ -47,8 +47,8 @@ def use_winograd(n: int, oh: int, ow: int, ic: int, oc: int, kh: int, kw: int, s
 def transformed_weights(w: np.ndarray) -> np.ndarray:
     """CONV2D weights [OC, 3, 3, IC] → ``U[xi] = G g G^T`` for xi = 4i + j, each [IC, OC] packed into panels
     (``conv.pack_gemm_weights``), one 64-byte aligned vector of 16 · ceil(OC/16) · IC · 16 floats."""
-    from nnkiln.blob.format import PANEL_WIDTH, pack_panels
     from nnkiln.alloc import aligned_empty
+    from nnkiln.blob.format import PANEL_WIDTH, pack_panels
 
     oc, _, _, ic = w.shape
     u = np.einsum("ik,oklc,jl->ijco", _G, w.astype(np.float64), _G).reshape(16, ic, oc).astype(np.float32)

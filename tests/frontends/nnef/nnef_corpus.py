@@ -4,7 +4,7 @@ from __future__ import annotations
 
 H = "version 1.0;\n"
 F = "extension KHR_enable_fragment_definitions;\n"
-O = "extension KHR_enable_operator_expressions;\n"
+O = "extension KHR_enable_operator_expressions;\n"  # noqa: E741 (the extension letters H, F, O)
 HFO = H + F + O
 X = "x = external(shape = [1, 4]);"
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from nnef_corpus import INVALID, STAGE3, VALID
 
 from nnkiln import NnefError
 from nnkiln.frontends.nnef import expand, parse_document
-from nnef_corpus import INVALID, STAGE3, VALID
 
 
 @pytest.mark.parametrize("name,text", VALID, ids=[v[0] for v in VALID])

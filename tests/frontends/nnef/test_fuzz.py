@@ -5,16 +5,24 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import tarfile
 import random
 import struct
+import tarfile
 
 import numpy as np
 import pytest
 from nnef_corpus import INVALID, VALID
 
 from nnkiln import NnefError
-from nnkiln.frontends.nnef import ItemType, expand, load_container, parse_document, parse_quant, read_tensor, write_tensor
+from nnkiln.frontends.nnef import (
+    ItemType,
+    expand,
+    load_container,
+    parse_document,
+    parse_quant,
+    read_tensor,
+    write_tensor,
+)
 
 SEED = 20240613
 ALEXNET = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),

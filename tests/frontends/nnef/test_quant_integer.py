@@ -20,7 +20,6 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from nnkiln.frontends.nnef.loader import load_nnef  # noqa: E402
 from nnkiln.frontends.nnef.tensor_file import ItemType, write_tensor  # noqa: E402
-from nnkiln.ir.errors import NnefError  # noqa: E402
 from nnkiln.reference import run  # noqa: E402
 
 RNG = np.random.default_rng(7)
@@ -131,7 +130,6 @@ def _to_nnef(qp: str, folder: str) -> tuple[float, int]:
     for name, bq, bs in (("b1", b1q, b1s), ("b2", b2q, b2s)):
         with open(os.path.join(folder, f"{name}.dat"), "wb") as f:
             f.write(write_tensor((bq.astype(np.float64) * bs).astype(np.float32).reshape(1, -1)))
-    x_sz = acts["x"]
     conv_out = conv.output[0]
     pool_in = relu.output[0] if relu is not None else conv_out
     names = {"x": "x", conv_out: "c1", pool_in: "r1"}

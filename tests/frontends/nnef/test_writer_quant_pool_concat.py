@@ -22,8 +22,9 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import nnkiln.reference as ref  # noqa: E402
 from test_writer_quant_io import _entry  # noqa: E402  (the graph.quant entry reader, shared)
+
+import nnkiln.reference as ref  # noqa: E402
 from nnkiln.frontends.nnef import load_nnef  # noqa: E402
 from nnkiln.frontends.nnef.writer import write_nnef  # noqa: E402
 from nnkiln.ir.text import parse_module  # noqa: E402

@@ -21,7 +21,6 @@ import numpy as np
 from nnef_tools.io.tf.lite import Writer
 from nnef_tools.model import Graph, Operation, Tensor
 
-
 OFF = {"int8": -128, "uint8": 0}
 MODE = "int8"
 

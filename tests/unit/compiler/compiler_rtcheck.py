@@ -172,7 +172,7 @@ def check_memory(module, tasks, alignment: int = 64) -> tuple[int, int]:
                 assert a[4] < c[3] or c[4] < a[3], "two simultaneously live buffers share bytes"
     bound = 0
     for i in range(len(tasks)):
-        bound = max(bound, sum(-(-(e - s) // alignment) * alignment for _, s, e, f, l in items if f <= i <= l))
+        bound = max(bound, sum(-(-(e - s) // alignment) * alignment for _, s, e, f, last in items if f <= i <= last))
     assert arena >= bound
     return arena, bound
 

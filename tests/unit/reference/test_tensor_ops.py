@@ -22,7 +22,6 @@ from nnkiln.reference.tensor_ops import (
     fully_connected,
     matmul,
     max_pool2d,
-    rfft2d,
     transpose_conv2d,
 )
 

@@ -7,16 +7,14 @@ import zlib
 
 import numpy as np
 import pytest
+from rt_blobs import two_executor_blob
 
-from nnkiln.blob.format import MAGIC, Blob, BufferDesc, Memory, TaskDesc
+from nnkiln.blob.format import MAGIC
 from nnkiln.blob.reader import decode
-from nnkiln.blob.writer import encode
-from nnkiln.blob.writer import BlobBuilder
+from nnkiln.blob.writer import BlobBuilder, encode
 from nnkiln.errors import BlobError
 from nnkiln.kinds import Kind
 from nnkiln.runtime import load_blob
-
-from rt_blobs import two_executor_blob
 
 
 def test_round_trip() -> None:

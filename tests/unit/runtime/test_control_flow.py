@@ -11,9 +11,9 @@ import pytest
 from blob_checker import check
 
 import nnkiln
+from nnkiln.blob.inspect import describe
 from nnkiln.blob.reader import decode
 from nnkiln.blob.writer import encode
-from nnkiln.blob.inspect import describe
 from nnkiln.errors import BlobError, NotExecutableError
 from nnkiln.ir.text import parse_module
 from nnkiln.runtime import load_blob

@@ -21,8 +21,7 @@ import numpy as np
 import pytest
 
 from nnkiln.blob.format import BufferDesc, Memory
-from nnkiln.blob.writer import encode
-from nnkiln.blob.writer import BlobBuilder
+from nnkiln.blob.writer import BlobBuilder, encode
 from nnkiln.kinds import Kind
 from nnkiln.reference.registry import KernelCall, load_kernels
 from nnkiln.runtime import blas, load_blob, native

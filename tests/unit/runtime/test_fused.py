@@ -216,8 +216,7 @@ def test_transposed_input_left_apart(tmp_path) -> None:  # noqa: ANN001
 
 def test_transposed_input_read_again_stays_apart() -> None:
     """A blob whose transposed tensor a later task reads too: the transpose must still write it."""
-    from nnkiln.blob.writer import encode
-    from nnkiln.blob.writer import BlobBuilder
+    from nnkiln.blob.writer import BlobBuilder, encode
     from nnkiln.kinds import Kind
     from nnkiln.runtime import load_blob
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nnkiln.blob.writer import encode
-from nnkiln.blob.writer import BlobBuilder
+from nnkiln.blob.writer import BlobBuilder, encode
 from nnkiln.kinds import Kind
 from nnkiln.reference import tensor_ops
 from nnkiln.reference.registry import KernelCall, load_kernels

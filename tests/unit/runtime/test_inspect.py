@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from blob_checker import check
 
+from nnkiln.blob.inspect import describe
 from nnkiln.blob.reader import decode
 from nnkiln.blob.writer import encode
-from nnkiln.blob.inspect import describe
 from nnkiln.cli.compile_cmds import inspect_main, run_main
 from nnkiln.runtime import load_blob
 

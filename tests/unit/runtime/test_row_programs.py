@@ -14,8 +14,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from nnkiln.blob.writer import encode
-from nnkiln.blob.writer import BlobBuilder
+from nnkiln.blob.writer import BlobBuilder, encode
 from nnkiln.errors import NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.reference.registry import KernelCall, load_kernels
@@ -157,7 +156,7 @@ def _layernorm(n: Net, x: int, shape: tuple[int, ...], gamma: np.ndarray, beta: 
                   [{"kernel": "tosa.mul", "attrs": {"shift": 0}, "operand": 1},
                    {"kernel": "tosa.add", "attrs": {}, "operand": 2}, {"kernel": "tosa.rsqrt", "attrs": {}}])
     yb = n.arena((rows, c))
-    y = n.task("tosa.mul", [d, rstd], yb, {"shift": 0})
+    n.task("tosa.mul", [d, rstd], yb, {"shift": 0})
     y3 = n.b.add_view(yb, F, shape)
     g = n.const(gamma.reshape((1,) * (len(shape) - 1) + (c,)))
     bt = n.const(beta.reshape((1,) * (len(shape) - 1) + (c,)))

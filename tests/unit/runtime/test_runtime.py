@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from rt_blobs import two_executor_blob
 
-from nnkiln.blob.writer import encode
-from nnkiln.blob.writer import BlobBuilder
+from nnkiln.blob.writer import BlobBuilder, encode
 from nnkiln.errors import InputError, NotExecutableError
 from nnkiln.kinds import Kind
 from nnkiln.reference import tensor_ops
@@ -226,12 +225,11 @@ def test_arenas_scratch_and_outputs_are_cache_line_aligned() -> None:
     """Every executable's arena starts on a page, its outputs of 64 KiB or more on a cache line, however many
     executables the process made before (runtime.alloc: a misaligned arena made MobileNetV2 3% slower; smaller
     outputs come from np.empty, runtime.direct.SMALL_OUTPUT_BYTES)."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     import nnkiln
-    from nnkiln.frontends.onnx.backend import import_model_proto
     from nnkiln.alloc import aligned_empty
+    from nnkiln.frontends.onnx.backend import import_model_proto
 
     w = numpy_helper.from_array(np.ones((8, 3, 3, 3), np.float32), "w")
     g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])], "g",

@@ -18,7 +18,6 @@ from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type
 from nnkiln.frontends.common.arith import kind_of_value, shape_of
-from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.quant import QuantError
 from nnkiln.frontends.common.quant import rescale as _common_rescale
 from nnkiln.frontends.onnx.importer import NodeContext

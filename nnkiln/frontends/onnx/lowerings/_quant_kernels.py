@@ -20,26 +20,25 @@ from nnkiln.frontends.common.quant import QuantError, conv_i32_cl
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings._integers import rescale, widen_i32
 from nnkiln.frontends.onnx.lowerings._quant_common import (
+    F16,
+    F32,
+    I8,
+    I16,
+    I32,
+    RANGE,
+    SIGNED,
+    U8,
+    U16,
     axis_shape,
     clamp_i32,
     const,
     elem_kind_of_array,
     emit,
-    F16,
-    F32,
-    I16,
-    I32,
-    I8,
     narrow_i32,
-    RANGE,
     requantize,
     scalar_const,
-    SIGNED,
     to_signed,
-    U16,
-    U8,
 )
-
 
 # ------------------------------------------------------------------------------------------------
 # integer convolution and matmul cores

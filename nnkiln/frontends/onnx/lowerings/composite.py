@@ -473,7 +473,6 @@ def Einsum(ctx: NodeContext) -> Result:
     MATMUL has no int32 form)."""
     g = ctx.g
     vals = [ctx.input(i) for i in range(len(ctx.node.input))]
-    kind = vals[0].kind
     for i in range(len(vals)):
         float_input(ctx, i)
     labels, out = _einsum_terms(ctx, str(ctx.attr("equation")), [v.rank for v in vals])

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from xdsl.ir import SSAValue
 
-from nnkiln.dialects.tosa.base import Kind, element_type
+from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.graph import GraphBuilder
 from nnkiln.frontends.common.layout import transpose
@@ -17,9 +17,7 @@ from nnkiln.frontends.common.nn import pad_value
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
 from nnkiln.frontends.onnx.lowerings.composite import (
-    BOOL,
     FLOAT_KINDS,
-    I32,
     Result,
     add,
     bmm,

@@ -14,7 +14,6 @@ from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
 from nnkiln.frontends.onnx.lowerings.composite import (
-    I32,
     Result,
     cast,
     const_k,

@@ -21,6 +21,7 @@ from nnkiln.dialects.tosa.ops_elementwise_unary import AbsOp, ExpOp, LogOp, Reci
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
 from nnkiln.frontends.onnx.lowerings._elementwise_common import (
+    Result,
     all_const,
     binop,
     clamp,
@@ -30,12 +31,10 @@ from nnkiln.frontends.onnx.lowerings._elementwise_common import (
     lower_unary,
     mul,
     operands,
-    Result,
     select,
     splat,
     unop,
 )
-
 
 # ---------------------------------------------------------------------------------------------------
 # activations

@@ -23,22 +23,21 @@ from nnkiln.dialects.tosa.ops_type_conversion import CastOp
 from nnkiln.frontends.common.arith import np_dtype, shape_of, trunc_toward_zero
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings._integers import widen_i32
 from nnkiln.frontends.onnx.lowerings._elementwise_common import (
+    TOSA_INTS,
+    Result,
     binop,
     cmp,
     emit,
     math_custom,
     mul,
     narrow,
-    Result,
     scalar,
     select,
     splat,
-    TOSA_INTS,
     unop,
 )
-
+from nnkiln.frontends.onnx.lowerings._integers import widen_i32
 
 # ---------------------------------------------------------------------------------------------------
 # Cast, CastLike

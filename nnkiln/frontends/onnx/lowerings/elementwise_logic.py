@@ -29,8 +29,9 @@ from nnkiln.frontends.common.arith import shape_of
 from nnkiln.frontends.common.broadcast import to_rank
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings._integers import widen_i32
 from nnkiln.frontends.onnx.lowerings._elementwise_common import (
+    TOSA_INTS,
+    Result,
     all_const,
     binop,
     cmp,
@@ -40,14 +41,12 @@ from nnkiln.frontends.onnx.lowerings._elementwise_common import (
     narrow,
     operands,
     require_float,
-    Result,
     select,
     splat,
-    TOSA_INTS,
     unop,
     value_kind,
 )
-
+from nnkiln.frontends.onnx.lowerings._integers import widen_i32
 
 # ---------------------------------------------------------------------------------------------------
 # logic and comparison

@@ -43,8 +43,9 @@ from nnkiln.frontends.common.arith import kind_of_value, np_dtype, shape_of
 from nnkiln.frontends.common.broadcast import reshape, to_rank
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings._integers import widen_i32
 from nnkiln.frontends.onnx.lowerings._elementwise_common import (
+    TOSA_INTS,
+    Result,
     all_const,
     binop,
     clamp,
@@ -60,14 +61,12 @@ from nnkiln.frontends.onnx.lowerings._elementwise_common import (
     operands,
     present_inputs,
     require_float,
-    Result,
     select,
     splat,
-    TOSA_INTS,
     unop,
     value_kind,
 )
-
+from nnkiln.frontends.onnx.lowerings._integers import widen_i32
 
 # ---------------------------------------------------------------------------------------------------
 # binary arithmetic

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.ir import SSAValue
 
+from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common import nn as _nn
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.layout import channels_first_perm, channels_last_perm, transpose, transpose_const
@@ -38,7 +39,6 @@ from nnkiln.frontends.onnx.lowerings.nn import (
     single_output,
     value_of,
 )
-from nnkiln.dialects.tosa.base import Kind
 
 Result = list[TensorValue | SSAValue | np.ndarray]
 CONV_KINDS = (Kind.F32, Kind.F16)

@@ -298,10 +298,11 @@ def Hardmax(ctx: NodeContext) -> Result:
     """Hardmax: 1 at the first maximal element along the axis, 0 elsewhere. ARGMAX (which keeps the
     first maximal index) on [pre, n, post], EQUAL against an index constant [1, n, 1], SELECT of
     1 / 0. Axis semantics as Softmax (coerced 2-D before opset 13)."""
+    from xdsl.dialects.builtin import IntegerType, TensorType, i1
+
     from nnkiln.dialects.tosa.ops_comparison import EqualOp
     from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
     from nnkiln.dialects.tosa.ops_tensor import ArgMaxOp
-    from xdsl.dialects.builtin import IntegerType, TensorType, i1
 
     v = ctx.input(0)
     require_float(ctx, v)

@@ -6,7 +6,6 @@ run-time parameters): see ``_quant_common``; the QDQ fusion that consumes Dequan
 
 from __future__ import annotations
 
-
 import numpy as np
 from xdsl.ir import SSAValue
 
@@ -16,36 +15,36 @@ from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import lowering
 from nnkiln.frontends.onnx.lowerings._integers import rescale
 from nnkiln.frontends.onnx.lowerings._quant_common import (
+    DQ_KINDS,
+    F16,
+    F32,
+    I8,
+    I32,
+    NP_DTYPES,
+    ONNX_ELEM,
+    Q_KINDS,
+    RANGE,
+    SIGNED,
+    U8,
+    DequantizedValue,
+    QuantInfo,
+    Result,
+    Target,
     act,
     as_target,
     axis_shape,
     check_block,
     dequantize_ir,
-    DequantizedValue,
-    DQ_KINDS,
     elem_kind_of_array,
     emit,
-    F16,
-    F32,
-    I32,
-    I8,
     is_dynamic,
-    NP_DTYPES,
-    ONNX_ELEM,
     out_kind_of_zp,
     per_axis,
-    Q_KINDS,
     q_out_kind,
-    QuantInfo,
     quantize_ir,
-    RANGE,
     requant_signed,
     requantize,
-    Result,
     scale_vec,
-    SIGNED,
-    Target,
-    U8,
     zp_array,
     zp_input,
     zp_kind,
@@ -65,7 +64,6 @@ from nnkiln.frontends.onnx.lowerings._quant_kernels import (
     scale_product,
     weight_i8,
 )
-
 
 # ------------------------------------------------------------------------------------------------
 # DequantizeLinear / QuantizeLinear

@@ -33,23 +33,22 @@ from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import LOWERINGS, fusion
 from nnkiln.frontends.onnx.lowerings._integers import rescale
 from nnkiln.frontends.onnx.lowerings._quant_common import (
+    F32,
+    I8,
+    I32,
+    SIGNED,
+    U8,
+    DequantizedValue,
+    QuantInfo,
+    Target,
     act,
     as_target,
     const,
     dequantize_ir,
-    DequantizedValue,
     emit,
-    F32,
-    I32,
-    I8,
-    QuantInfo,
     requant_signed,
-    SIGNED,
-    Target,
-    U8,
 )
 from nnkiln.frontends.onnx.lowerings._quant_kernels import conv_i32, from_channels_last, matmul_i32, weight_i8
-
 
 # ------------------------------------------------------------------------------------------------
 # QDQ fusion (see the module docstring)

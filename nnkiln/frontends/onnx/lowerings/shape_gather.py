@@ -17,7 +17,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-
 from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
@@ -32,8 +31,8 @@ from nnkiln.frontends.common.arith import etype, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-
 from nnkiln.frontends.onnx.lowerings._shape_common import (
+    Result,
     as_gatherable,
     collapse_axis,
     const,
@@ -41,10 +40,8 @@ from nnkiln.frontends.onnx.lowerings._shape_common import (
     gather_flat,
     norm_axis,
     require_nonempty,
-    Result,
     runtime_indices,
 )
-
 
 # ------------------------------------------------------------------------------------------------
 # Gather / Scatter

@@ -19,17 +19,15 @@ from nnkiln.frontends.common.arith import etype, np_dtype, shape_of, trunc_towar
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-
 from nnkiln.frontends.onnx.lowerings._shape_common import (
+    Result,
     const,
     norm_axis,
-    Result,
     reverse,
     slice_axis,
     slice_box,
     tile,
 )
-
 
 # ------------------------------------------------------------------------------------------------
 # Generators and masks

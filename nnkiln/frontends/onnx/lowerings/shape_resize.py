@@ -14,9 +14,7 @@ from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.layout import NCHW_TO_NHWC, NHWC_TO_NCHW, transpose
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-
-from nnkiln.frontends.onnx.lowerings._shape_common import norm_axis, require_nonempty, Result
-
+from nnkiln.frontends.onnx.lowerings._shape_common import Result, norm_axis, require_nonempty
 
 # ------------------------------------------------------------------------------------------------
 # Resize / Upsample

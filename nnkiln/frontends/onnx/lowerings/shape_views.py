@@ -16,20 +16,18 @@ from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.layout import transpose
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-
 from nnkiln.frontends.onnx.lowerings._shape_common import (
+    Result,
     axes_input,
     concat,
     gather_axis_const,
     norm_axis,
     require_nonempty,
-    Result,
     reverse,
     slice_axis,
     slice_box,
     tile,
 )
-
 
 # ------------------------------------------------------------------------------------------------
 # Reshape family

@@ -7,8 +7,8 @@ pseudocode (tosa-0.30-specification.txt §2.5-§2.8, §3.2.4 apply_broadcast).
 from __future__ import annotations
 
 import pytest
-from xdsl.dialects.builtin import BoolAttr, IntegerAttr, TensorType, bf16, f16, f32, i1, i8, i16, i32, i64
 from xdsl.dialects import test as xdsl_test
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr, TensorType, bf16, f16, f32, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 

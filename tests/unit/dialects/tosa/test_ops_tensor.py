@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from xdsl.dialects.builtin import TensorType, bf16, f16, f32, i8, i16, i32
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerType, TensorType, bf16, f16, f32, i8, i16, i32
 from xdsl.ir import Attribute, Block, SSAValue
 
 from nnkiln.dialects.tosa import OPS
@@ -20,8 +19,8 @@ from nnkiln.dialects.tosa import ops_tensor as T
 from nnkiln.dialects.tosa.base import Kind, Profile
 from nnkiln.dialects.tosa.conv_shapes import idiv_check, power_of_two
 from nnkiln.ir.errors import ShapeError, VerifyError
-from nnkiln.ir.verify import verify_module
 from nnkiln.ir.text import parse_module, print_module, split_input_file
+from nnkiln.ir.verify import verify_module
 
 i4 = IntegerType(4)
 i48 = IntegerType(48)
