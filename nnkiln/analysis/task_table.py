@@ -217,7 +217,8 @@ class TaskTable:
         from nnkiln.dialects.buf import CopyOp, KernelOp
         from nnkiln.dialects.rt import EndOp
 
-        items: list[tuple[str, list[int], list[int], dict[str, Any], list[dict[str, Any]], Operation | None]] = []
+        items: list[tuple[str, list[int], list[int], dict[str, Any], list[dict[str, Any]], Operation | None,
+                          list[tuple[int, ...]]]] = []
         for op in task.body.block.ops:
             if isinstance(op, EndOp) or self.declare(op):
                 continue
@@ -227,10 +228,10 @@ class TaskTable:
                 attrs = op.tosa_attrs()
                 if op.kernel.data == "tosa.matmul" and len(op.ins) >= 2 and op.ins[1] in self.packed:
                     attrs = {**attrs, "b_panels": PANEL_WIDTH}
-                items.append((op.kernel.data, ins, outs, attrs, post_ops_of(op.post_ops), op))
+                items.append((op.kernel.data, ins, outs, attrs, post_ops_of(op.post_ops), op, op.perms()))
             elif isinstance(op, CopyOp):
                 items.append(("buf.copy", [self.value(v, op) for v in op.ins], [self.value(v, op) for v in op.outs], {},
-                              [], op))
+                              [], op, []))
             else:
                 raise BlobError(f"'{op.name}' cannot run inside rt.task (expected buf.kernel, buf.copy, views, constants)")
             for r, o in zip(op.results, op.outs):
@@ -240,10 +241,10 @@ class TaskTable:
                 raise BlobError(f"rt.task uses barrier {b}, which is not declared")
         waits, updates = self.barrier_uses(task.wait_ids, task.update_ids)
         if not items:
-            items.append((NOP_KERNEL, [], [], {}, [], None))
-        for i, (kernel, ins, outs, attrs, posts, op) in enumerate(items):
+            items.append((NOP_KERNEL, [], [], {}, [], None, []))
+        for i, (kernel, ins, outs, attrs, posts, op, perms) in enumerate(items):
             self.ops.append(op)
             self.rt_tasks.append(task)
             self.b.add_task(kernel, ins, outs, attrs=attrs, post_ops=posts, executor=task.executor_name,
                             executor_index=task.executor_index_value, waits=waits if i == 0 else (),
-                            updates=updates if i == len(items) - 1 else ())
+                            updates=updates if i == len(items) - 1 else (), operand_perms=perms)

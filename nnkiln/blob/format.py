@@ -13,7 +13,7 @@ import json
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import Enum, IntEnum
 from typing import Any
 
 import numpy as np
@@ -51,6 +51,14 @@ class SectionKind(IntEnum):
     BARRIERS = 5
     IO = 6
     METADATA = 7
+
+
+class FusedKernel(str, Enum):
+    """Kernels that compiler passes make of several tasks (the other kernels are tosa ops, ``buf.copy``,
+    ``buf.concat_view`` and ``rt.nop``): their args are in ``docs/blob-format.md``."""
+
+    ROW_PROGRAM = "fused.row_program"
+    CONV2D_DEPTHWISE = "fused.conv2d_depthwise"
 
 
 class Memory(IntEnum):

@@ -55,6 +55,9 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
     from nnkiln.transforms.generic.canonicalize import Canonicalize
     from nnkiln.transforms.generic.dce import Dce
     from nnkiln.transforms.rt.assign_physical_barriers import AssignPhysicalBarriers
+    from nnkiln.transforms.rt.fold_transposes_into_operands import FoldTransposesIntoOperands
+    from nnkiln.transforms.rt.fuse_expansion_depthwise import FuseExpansionDepthwise
+    from nnkiln.transforms.rt.fuse_row_programs import FuseRowPrograms
     from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs
     from nnkiln.transforms.tosa.fold_bias_add import FoldBiasAdd
     from nnkiln.transforms.tosa.fold_constants import FoldConstants
@@ -76,6 +79,9 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
         StaticAllocation(target=target.name),
         OptimizeAsyncDeps(),
         AsyncToRt(),
+        FoldTransposesIntoOperands(),
+        FuseRowPrograms(),
+        FuseExpansionDepthwise(),
         AssignPhysicalBarriers(max_barriers=target.num_barriers, target=target.name),
     ]
 

@@ -48,9 +48,8 @@ from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
 from nnkiln.runtime.direct import DirectRun, direct_run
-from nnkiln.runtime.kernels import RowGroup, TaskFn, build_task, row_groups
+from nnkiln.runtime.kernels import TaskFn, build_task
 from nnkiln.runtime.kernels.bound import Chain, chain_units
-from nnkiln.runtime.kernels.fused import ExpansionDepthwise, TransposedInputConv, expansion_pairs, input_transposes
 from nnkiln.runtime.kernels.gemm import GemmPlan, plan_for, planning
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -157,6 +156,7 @@ class Executable:
             "num_executors": len(self._queues),
             "threads": self.threads if len(self._queues) <= 1 else len(self._queues),
             "num_units": sum(len(u) for u in self._units),
+            "kernel_calls": sum(len(fn.tasks) if isinstance(fn, Chain) else 1 for q in self._units for fn, _, _, _ in q),
             "native_gemm": gemm_plan.native,
             "constants_bytes": len(blob.constants),
             "compile_seconds": float(meta.get("compile_seconds", 0.0)),
@@ -255,33 +255,14 @@ class Executable:
             self._execute(views)
 
     def _plan_units(self) -> list[list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]]]:
-        """Per queue, the units to run in order: ``(fn, first task index, waits, updates)``. A unit is
-        one task, a native row group of consecutive tasks, or a GEMM whose post-ops moved into the
-        following group (``kernels.row_groups``: in a multi-executor run only tasks with no barrier
-        between them are grouped, and GEMMs keep their post-ops)."""
-        from nnkiln.runtime.kernels.gemm import blas_threads
-
+        """Per queue, the units to run in order: ``(fn, task index, waits, updates)``, one per task (the blob's tasks
+        are what runs: every fusion was decided by the compiler); with one queue, consecutive tasks whose kernels
+        bind to native calls run as one ``Chain`` (``kernels.bound``)."""
         tasks = self.blob.tasks
         single = len(self._queues) <= 1
-        threads = max(1, blas_threads()) if single else 1
         units: list[list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]]] = []
         for q in self._queues:
-            try:
-                parts = row_groups(tasks, q, self.blob.buffers, self._static, single_queue=single, threads=threads)
-            except Exception:  # noqa: BLE001  (planning is an optimisation: fall back to one task per unit)
-                parts = list(q)
-            if single:
-                parts = expansion_pairs(parts, tasks, self.blob.buffers, self._static)
-                parts = input_transposes(parts, tasks, self.blob.buffers, self._fns)
-            us: list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]] = []
-            for part in parts:
-                if isinstance(part, (RowGroup, ExpansionDepthwise, TransposedInputConv)):
-                    ts = part.tasks
-                    us.append((part, ts[0], tasks[ts[0]].waits, tuple(u for t in ts for u in tasks[t].updates)))
-                elif isinstance(part, tuple):  # a GEMM whose post-ops run in the next group (one queue)
-                    us.append((part[0], part[1], tasks[part[1]].waits, ()))
-                else:
-                    us.append((self._fns[part], part, tasks[part].waits, tasks[part].updates))
+            us = [(self._fns[i], i, tasks[i].waits, tasks[i].updates) for i in q]
             units.append(chain_units(us, self._static, self._probe_views()) if single else us)
         return units
 

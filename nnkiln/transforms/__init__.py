@@ -38,5 +38,9 @@ def registry() -> dict[str, Callable[[], type[ModulePass]]]:
         "optimize-async-deps": lazy("transforms.async_.optimize_async_deps", "OptimizeAsyncDeps"),
         "static-allocation": lazy("transforms.async_.static_allocation", "StaticAllocation"),
         # level 1: rt
+        "fold-transposes-into-operands": lazy("transforms.rt.fold_transposes_into_operands",
+                                              "FoldTransposesIntoOperands"),
+        "fuse-expansion-depthwise": lazy("transforms.rt.fuse_expansion_depthwise", "FuseExpansionDepthwise"),
+        "fuse-row-programs": lazy("transforms.rt.fuse_row_programs", "FuseRowPrograms"),
         "assign-physical-barriers": lazy("transforms.rt.assign_physical_barriers", "AssignPhysicalBarriers"),
     }

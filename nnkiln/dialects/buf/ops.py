@@ -55,6 +55,7 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 
+from nnkiln.blob.format import FusedKernel
 from nnkiln.ir.elements import dtype_of, storage_type
 from nnkiln.ir.errors import VerifyError
 
@@ -215,22 +216,35 @@ class _InsOutsOp(BufOp):
                   "results alias outs with identical types")
 
 
+_FUSED = frozenset(k.value for k in FusedKernel)
+
+
 @irdl_op_definition
 class KernelOp(_InsOutsOp):
-    """Runs the kernel of the tosa op ``kernel`` (its properties in ``attrs``) on ``ins`` into ``outs``."""
+    """Runs the kernel of the tosa op ``kernel`` (its properties in ``attrs``) on ``ins`` into ``outs``, or a kernel
+    that an rt-level pass fused from several (``nnkiln.blob.format.FusedKernel``).
+
+    ``operand_perms`` (optional, one entry per ``ins``): the kernel reads ``ins[k]`` through the permutation
+    ``operand_perms[k]`` (a transposed view; empty: as it is), so that a transpose feeding only this kernel need not
+    run (``fold-transposes-into-operands``).
+    """
 
     name = "buf.kernel"
     kernel = prop_def(StringAttr)
     attrs = prop_def(DictionaryAttr)
     post_ops = opt_prop_def(ArrayAttr[DictionaryAttr])
+    operand_perms = opt_prop_def(ArrayAttr[DenseArrayBase])
 
     def __init__(self, kernel: str, ins: Sequence[SSAValue], outs: Sequence[SSAValue],
                  attrs: DictionaryAttr | dict[str, Attribute] | None = None,
-                 post_ops: Sequence[DictionaryAttr] | None = None):
+                 post_ops: Sequence[DictionaryAttr] | None = None,
+                 operand_perms: Sequence[Sequence[int]] | None = None):
         props: dict[str, Attribute] = {"kernel": StringAttr(kernel),
                                        "attrs": attrs if isinstance(attrs, DictionaryAttr) else DictionaryAttr(attrs or {})}
         if post_ops:
             props["post_ops"] = ArrayAttr(list(post_ops))
+        if operand_perms is not None and any(operand_perms):
+            props["operand_perms"] = ArrayAttr([DenseArrayBase.from_list(i64, list(p)) for p in operand_perms])
         super().__init__(operands=[list(ins), list(outs)], result_types=[[o.type for o in outs]], properties=props)
 
     def print_head(self, printer: Printer) -> None:
@@ -243,8 +257,12 @@ class KernelOp(_InsOutsOp):
 
     def verify_(self) -> None:
         super().verify_()
-        if not self.kernel.data.startswith("tosa."):
-            _fail(self, f"kernel '{self.kernel.data}' is not a tosa op name", "kernel names a tosa op")
+        if not self.kernel.data.startswith("tosa.") and self.kernel.data not in _FUSED:
+            _fail(self, f"kernel '{self.kernel.data}' is not a tosa op name", "kernel names a tosa op or a fused kernel")
+        for k, perm in enumerate(self.perms() if self.operand_perms is not None else ()):
+            if k >= len(self.ins) or (perm and sorted(perm) != list(range(len(self.ins[k].type.get_shape())))):
+                _fail(self, f"operand_perms[{k}] = {list(perm)} for {len(self.ins)} ins",
+                      "operand_perms holds a permutation of each operand's dimensions (or nothing)")
         for i, p in enumerate(self.post_ops.data if self.post_ops else ()):
             d = p.data
             if not isinstance(d.get("kernel"), StringAttr) or not isinstance(d.get("attrs"), DictionaryAttr):
@@ -252,6 +270,11 @@ class KernelOp(_InsOutsOp):
             idx = d.get("operand")
             if idx is not None and not (isinstance(idx, IntegerAttr) and 0 <= idx.value.data < len(self.ins)):
                 _fail(self, f"post_ops[{i}] operand = {idx} with {len(self.ins)} ins", "post-op operand indexes ins")
+
+    def perms(self) -> list[tuple[int, ...]]:
+        """``operand_perms`` as tuples, one per ``ins`` (empty: read as it is)."""
+        got = [tuple(int(v) for v in p.get_values()) for p in self.operand_perms.data] if self.operand_perms else []
+        return got + [()] * (len(self.ins) - len(got))
 
     def tosa_attrs(self) -> dict[str, Any]:
         """``attrs`` as Python values (``nnkiln.dialects.tosa.base.from_attr``)."""

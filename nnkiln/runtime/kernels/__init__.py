@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from nnkiln.blob.format import BufferDesc, Memory, TaskDesc
+from nnkiln.blob.format import BufferDesc, FusedKernel, Memory, TaskDesc
 from nnkiln.errors import NotExecutableError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels import control, epilogue, fast
@@ -98,12 +98,25 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
     ins = [b for k, b in enumerate(all_ins) if k not in extra]  # the main kernel's own operands
     attrs = dict(task.args.get("attrs", {}))
     fused_posts = False
+    if task.args.get("operand_perms"):
+        from nnkiln.runtime.kernels import permuted
+
+        return permuted.build(task, buffers, static_views, build_task)
     if name in VIEW_KERNELS:
         return lambda views: None
     if name in control.CONTROL:
         return control.build_control(task, buffers, static_views)
     if name == "tosa.custom":
         return control.build_custom(task, buffers)
+    if name == FusedKernel.CONV2D_DEPTHWISE:
+        from nnkiln.runtime.kernels.fused import ExpansionDepthwise
+
+        return ExpansionDepthwise(task, buffers, static_views)
+    if name == FusedKernel.ROW_PROGRAM:
+        from nnkiln.runtime.kernels.gemm import blas_threads
+        from nnkiln.runtime.kernels.rows import RowProgram
+
+        return RowProgram(task, buffers, static_views, max(1, blas_threads()))
     if name == "buf.copy":
         if len(ins) != 1 or len(outs) != 1 or buffers[ins[0]].size != buffers[outs[0]].size:
             raise NotExecutableError(f"buf.copy needs one input and one output of equal byte size ({ins} -> {outs})")

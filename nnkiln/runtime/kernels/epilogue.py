@@ -23,24 +23,13 @@ from typing import Any
 import numpy as np
 
 from nnkiln.blob.format import BufferDesc
+from nnkiln.blob.row_program import clamp_bounds
 from nnkiln.kinds import Kind
 
 Step = Callable[[np.ndarray, slice, Sequence[np.ndarray]], None]
 _F32 = np.float32
 _BINARY: dict[str, Callable[..., Any]] = {"tosa.add": np.add, "tosa.sub": np.subtract, "tosa.mul": np.multiply,
                                           "tosa.maximum": np.maximum, "tosa.minimum": np.minimum}
-
-
-def clamp_bounds(attrs: dict[str, Any]) -> tuple[np.float32, np.float32] | None:
-    """(min, max) of a float32 CLAMP, or None if the attributes are absent or min > max."""
-    lo = next((attrs[k] for k in ("min_val", "min_fp") if attrs.get(k) is not None), None)
-    hi = next((attrs[k] for k in ("max_val", "max_fp") if attrs.get(k) is not None), None)
-    if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
-        return None
-    lo_f, hi_f = _F32(lo), _F32(hi)
-    if not lo_f <= hi_f:  # the reference raises tosa_unpredictable: let it
-        return None
-    return lo_f, hi_f
 
 
 def _clamp_step(attrs: dict[str, Any]) -> Step | None:

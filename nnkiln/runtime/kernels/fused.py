@@ -1,49 +1,34 @@
-"""An expansion 1x1 CONV2D whose result only the next task, a DEPTHWISE_CONV2D, reads: one native kernel.
+"""The ``fused.conv2d_depthwise`` kernel: an expansion 1x1 CONV2D and the DEPTHWISE_CONV2D that alone reads its
+result, computed band by band without the expanded tensor leaving the caches (``nk_pwdw_f32``,
+``native/conv_pwdw.c``, with the same tiles and rows as the two kernels: results are identical).
 
-MobileNet-style blocks expand the channels with a 1x1 convolution (16 -> 96 at 112x112 in MobileNetV2: a 4.8 MB
-tensor) that only the following depthwise convolution reads. Run as two kernels, the expanded tensor goes out
-of the caches and comes back. ``nk_pwdw_f32`` (``native/conv_pwdw.c``) computes it band by band into a
-thread's scratch instead, with the same tiles and rows as the two kernels: results are identical.
-
-Measured on the 2-core AVX-512 EPYC, MobileNetV2 at batch 1, per-kernel times in the network (a timing runner
-over the bound chain): the 112x112 expansion and its stride-2 depthwise took 0.63 + 0.28 ms there against
-0.53 + 0.18 ms alone; fused, see ``MIN_BYTES``.
-
-The blob is unchanged: its tasks, buffers and barriers stay as planned (the expanded buffer is simply not
-written), so ``nnkiln inspect`` and the plan checker see the same plan. Conditions (``expansion_pairs``): one
-executor queue; the 1x1 convolution has stride 1, no padding, constant float32 weights and bias, at most a
-clamp after it; its output is an arena buffer read by nothing after the depthwise convolution, which has channel
-multiplier 1, dilation 1, constant weights and bias and at most a clamp; the expanded tensor is at least
-``MIN_BYTES`` (below that it stays in cache anyway, and the split of small images between threads would compute
-too many rows twice). When the plan put the output over the 1x1 convolution's input (the bands read one while
-writing the other), the input is first copied into the unused expanded buffer.
+The compiler's ``fuse-expansion-depthwise`` pass decides where (``nnkiln.analysis.expansion_depthwise``); a task's
+``ins`` are ``x, w1, b1, w2, b2`` (input, 1x1 weights and bias, depthwise weights and bias), its ``outs`` the
+result and the expanded buffer (a scratch: x is copied into it first when ``attrs["copy"]``, because the plan
+put the result over x); ``attrs`` hold each convolution's ``pad``/``stride``/``dilation`` (``pw_*``, ``dw_*``) and
+its clamp bounds (``pw_clamp``, ``dw_clamp``: two floats, or none). ``expansion_geometry`` checks the shapes (the
+planner and the runtime share it): a blob whose geometry does not hold is invalid.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from nnkiln.blob.format import BufferDesc, Memory, TaskDesc
+from nnkiln.blob.row_program import clamp_bounds
+from nnkiln.errors import BlobError
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
-from nnkiln.runtime.kernels import _live_after, _region
 from nnkiln.runtime.kernels.bound import Bound, address, contiguous_f32, slots
 from nnkiln.runtime.kernels.conv import _channel_vector, native_lib, packed_conv_weights, window_geometry
-from nnkiln.runtime.kernels.epilogue import clamp_bounds
-
-MIN_BYTES = 4 << 20
-"""Smallest expanded tensor (bytes) worth fusing. Measured on MobileNetV2 at batch 1, 1 thread (per-kernel times
-in the network, both orders of two interleaved executables): the 112x112x96 expansion (4.8 MB) 1.10 -> 0.82 ms
-with its depthwise; the 56x56x144 ones (1.8 MB, stride 1 and 2) gained nothing and slowed the layers after them,
-fused they were 0.1 ms slower in all."""
 
 _F32 = np.float32
 
 
-def _clamp_only(task: TaskDesc) -> tuple[float, float] | None | bool:
+def clamp_only(task: TaskDesc) -> tuple[float, float] | None | bool:
     """The clamp bounds of a task whose post-ops are at most one clamp, None for no post-op, False otherwise."""
     posts = list(task.args.get("post_ops", ()))
     if not posts:
@@ -55,10 +40,10 @@ def _clamp_only(task: TaskDesc) -> tuple[float, float] | None | bool:
     return False
 
 
-def _expansion(pw: TaskDesc, dw: TaskDesc, i: int, tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc]
-               ) -> tuple[int, ...] | None:
-    """The geometry ``(n, h, w, ci, c, kh, kw, oh, ow, sy, sx, pt, pl, copy)`` when tasks ``i`` (``pw``) and
-    ``i + 1`` (``dw``) can run fused, else None; ``copy``: x must first be copied aside (see below)."""
+def expansion_geometry(pw: TaskDesc, dw: TaskDesc, buffers: Sequence[BufferDesc]) -> tuple[int, ...] | None:
+    """``(n, h, w, ci, c, kh, kw, oh, ow, sy, sx, pt, pl)`` when 1x1 CONV2D ``pw`` and DEPTHWISE_CONV2D ``dw`` (which
+    reads ``pw``'s result) can run as one ``nk_pwdw_f32``: float32, constant weights and biases, no zero points, at
+    most a clamp after each, stride 1 and no padding for ``pw``, channel multiplier 1 and dilation 1 for ``dw``."""
     if pw.kernel != "tosa.conv2d" or dw.kernel != "tosa.depthwise_conv2d" or len(pw.outs) != 1 or len(dw.outs) != 1:
         return None
     if len(pw.ins) != 3 or len(dw.ins) != 3 or dw.ins[0] != pw.outs[0]:
@@ -73,7 +58,7 @@ def _expansion(pw: TaskDesc, dw: TaskDesc, i: int, tasks: Sequence[TaskDesc], bu
     a1, a2 = pw.args.get("attrs", {}), dw.args.get("attrs", {})
     if any(a1.get(z, 0) or a2.get(z, 0) for z in ("input_zp", "weight_zp")):
         return None
-    if _clamp_only(pw) is False or _clamp_only(dw) is False:
+    if clamp_only(pw) is False or clamp_only(dw) is False:
         return None
     if len(x.shape) != 4 or len(w1.shape) != 4 or len(w2.shape) != 4:
         return None
@@ -91,33 +76,40 @@ def _expansion(pw: TaskDesc, dw: TaskDesc, i: int, tasks: Sequence[TaskDesc], bu
     if geo is None:
         return None
     _, _, _, _, oh, ow, sy, sx, dy, dx, pt, _, pl, _ = geo
-    if (dy, dx) != (1, 1) or out.shape != (n, oh, ow, c) or e.size < MIN_BYTES:
+    if (dy, dx) != (1, 1) or out.shape != (n, oh, ow, c):
         return None
-    if _live_after(_region(e), i + 1, tasks, buffers, True):
-        return None
-    # The bands interleave reading x and writing the output, but the plan may have put the output where x was
-    # (dead once the 1x1 convolution is done, when the two run apart): then x is first copied into the expanded
-    # buffer, unused otherwise, live during both tasks (so apart from x and the output), and larger than x.
-    rx, ry, re_ = _region(x), _region(out), _region(e)
-    copy = _overlap(rx, ry)
-    if copy and (_overlap(re_, rx) or _overlap(re_, ry) or e.size < x.size):
-        return None
-    return n, h, w, ci, c, kh, kw, oh, ow, sy, sx, pt, pl, int(copy)
+    return n, h, w, ci, c, kh, kw, oh, ow, sy, sx, pt, pl
 
 
-def _overlap(a: tuple[Any, int, int, int], b: tuple[Any, int, int, int]) -> bool:
-    return a[:2] == b[:2] and a[2] < b[2] + b[3] and b[2] < a[2] + a[3]
+def split_tasks(task: TaskDesc) -> tuple[TaskDesc, TaskDesc]:
+    """The 1x1 CONV2D and the DEPTHWISE_CONV2D a ``fused.conv2d_depthwise`` task computes."""
+    a = task.args.get("attrs", {})
+    x, w1, b1, w2, b2 = task.ins
+    y, e = task.outs
+
+    def conv(kernel: str, prefix: str, ins: tuple[int, ...], out: int) -> TaskDesc:
+        attrs = {k: a.get(f"{prefix}_{k}", ()) for k in ("pad", "stride", "dilation")}
+        bounds = tuple(a.get(f"{prefix}_clamp", ()))
+        posts = [{"kernel": "tosa.clamp", "attrs": {"min_val": bounds[0], "max_val": bounds[1]}}] if bounds else []
+        return TaskDesc(task.executor, task.executor_index, kernel, {"attrs": attrs, "post_ops": posts}, ins, (out,))
+
+    return conv("tosa.conv2d", "pw", (x, w1, b1), e), conv("tosa.depthwise_conv2d", "dw", (e, w2, b2), y)
 
 
 class ExpansionDepthwise:
-    """Tasks ``i`` (1x1 CONV2D) and ``i + 1`` (DEPTHWISE_CONV2D) as one unit: ``fn(views)``, ``bind(views)``."""
+    """A ``fused.conv2d_depthwise`` task: ``fn(views)``, ``bind(views)`` (see the module docstring)."""
 
-    def __init__(self, i: int, geo: tuple[int, ...], tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc],
-                 static: Sequence[np.ndarray | None]):
-        self.tasks = [i, i + 1]
-        pw, dw = tasks[i], tasks[i + 1]
-        self.geo = geo[:-1]
-        self.copy = bool(geo[-1])
+    def __init__(self, task: TaskDesc, buffers: Sequence[BufferDesc], static: Sequence[np.ndarray | None]):
+        if len(task.ins) != 5 or len(task.outs) != 2 or task.args.get("post_ops"):
+            raise BlobError(f"invalid blob: {task.kernel} takes 5 inputs and 2 outputs, got {len(task.ins)} and "
+                            f"{len(task.outs)}")
+        pw, dw = split_tasks(task)
+        geo = expansion_geometry(pw, dw, buffers)
+        self.copy = bool(task.args.get("attrs", {}).get("copy", False))
+        if geo is None or (self.copy and buffers[pw.outs[0]].size < buffers[pw.ins[0]].size):
+            raise BlobError(f"invalid blob: {task.kernel}: the operands' shapes, kinds or attributes do not make an "
+                            "expansion 1x1 convolution and a depthwise convolution")
+        self.geo = geo
         n, h, w, ci, c, kh, kw, oh, ow, sy, sx, pt, pl = self.geo
         self.lib = native_lib("conv")
         self.x, self.y, self.e = pw.ins[0], dw.outs[0], pw.outs[0]
@@ -127,9 +119,13 @@ class ExpansionDepthwise:
         self.b2 = _channel_vector(static[dw.ins[2]], c)  # type: ignore[arg-type]
         self.post = []
         for t in (pw, dw):
-            bounds = _clamp_only(t)
+            bounds = clamp_only(t)
             prm = np.array(bounds if bounds else (0.0, 0.0), _F32)
             self.post.append((1 if bounds else 0, np.array([1], np.intc), prm))
+        if self.lib is None:  # no native library: the two convolutions as they are
+            from nnkiln.runtime.kernels import build_task
+
+            self._apart = [build_task(pw, buffers, static), build_task(dw, buffers, static)]
 
     def _args(self, x: np.ndarray, y: np.ndarray, threads: int) -> list[int]:
         n, h, w, ci, c, kh, kw, oh, ow, sy, sx, pt, pl = self.geo
@@ -143,6 +139,10 @@ class ExpansionDepthwise:
         return views[self.e].reshape(-1)[:views[self.x].size].reshape(views[self.x].shape)  # type: ignore[union-attr]
 
     def __call__(self, views: Sequence[np.ndarray]) -> None:
+        if self.lib is None:
+            for f in self._apart:
+                f(views)
+            return
         x, y = np.ascontiguousarray(views[self.x], _F32), views[self.y]
         if self.copy:
             aside = self._aside(views)
@@ -156,7 +156,7 @@ class ExpansionDepthwise:
 
     def bind(self, views: Sequence[np.ndarray | None]) -> Bound | None:
         x, y = views[self.x], views[self.y]
-        if x is None or y is None or not contiguous_f32(x, y):
+        if self.lib is None or x is None or y is None or not contiguous_f32(x, y):
             return None
         keep: list[Any] = [self.bp, self.b1, self.w2, self.b2, self.post]
         calls = []
@@ -170,82 +170,4 @@ class ExpansionDepthwise:
         return Bound(calls, keep)
 
 
-class TransposedInputConv:
-    """Tasks ``i`` (TRANSPOSE NCHW -> NHWC, float32) and ``i + 1`` (a zero-padded CONV2D, the only reader of its
-    result): bound, the convolution's padded copy of its input is made from the NCHW tensor directly
-    (``nk_pad_nchw_f32``: one pass instead of the transpose and the copy; the same values). A network's NCHW input
-    and its stem convolution: MobileNetV2's 224x224x3 took 73 + 72 us for the two passes in the network, at 1
-    thread. Unbound (or when the convolution does not run as the padded C kernel), the two tasks run as they are."""
-
-    def __init__(self, i: int, tasks: Sequence[TaskDesc], fns: Sequence[Any]):
-        self.tasks = [i, i + 1]
-        self.src = tasks[i].ins[0]
-        self.first, self.conv = fns[i], fns[i + 1]
-        self.lib = native_lib("conv")
-
-    def __call__(self, views: Sequence[np.ndarray]) -> None:
-        self.first(views)
-        self.conv(views)
-
-    def bind(self, views: Sequence[np.ndarray | None]) -> Bound | None:
-        src = views[self.src]
-        conv_bind = getattr(self.conv, "bind", None)
-        if src is None or conv_bind is None or not contiguous_f32(src):
-            return None
-        b = conv_bind(views)
-        if b is None or not b.calls or b.calls[0][0] != address(self.lib.nk_pad_f32_b):
-            return None
-        args = b.calls[0][1].copy()
-        args[0] = src.ctypes.data
-        b.calls[0] = (address(self.lib.nk_pad_nchw_f32_b), args)
-        return b
-
-
-def _transposed_input(t: TaskDesc, c: TaskDesc, i: int, tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc]
-                      ) -> bool:
-    if t.kernel != "tosa.transpose" or c.kernel != "tosa.conv2d" or len(t.ins) != 1 or len(t.outs) != 1:
-        return False
-    if tuple(t.args.get("attrs", {}).get("perms", ())) != (0, 2, 3, 1) or t.args.get("post_ops") or not c.ins:
-        return False
-    x, o = buffers[t.ins[0]], buffers[t.outs[0]]
-    if c.ins[0] != t.outs[0] or x.kind is not Kind.F32 or o.kind is not Kind.F32 or o.memory is not Memory.ARENA:
-        return False
-    if not any(c.args.get("attrs", {}).get("pad", ())) or _overlap(_region(x), _region(o)):
-        return False
-    return not _live_after(_region(o), i + 1, tasks, buffers, True)
-
-
-def _pairs(parts: list[Any], make: Callable[[int], Any]) -> list[Any]:
-    """``parts`` with every two consecutive tasks ``p, p + 1`` for which ``make(p)`` gives a unit replaced by it."""
-    if native_lib("conv") is None:
-        return parts
-    out: list[Any] = []
-    k = 0
-    while k < len(parts):
-        p = parts[k]
-        unit = make(p) if isinstance(p, int) and k + 1 < len(parts) and parts[k + 1] == p + 1 else None
-        out.append(p if unit is None else unit)
-        k += 1 if unit is None else 2
-    return out
-
-
-def expansion_pairs(parts: list[Any], tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc],
-                    static: Sequence[np.ndarray | None]) -> list[Any]:
-    """One queue's parts (task indices, row groups, ...) of a single-queue run with every fusable pair of
-    consecutive tasks (see the module docstring) replaced by an ``ExpansionDepthwise``."""
-    def make(p: int) -> ExpansionDepthwise | None:
-        geo = _expansion(tasks[p], tasks[p + 1], p, tasks, buffers)
-        return None if geo is None else ExpansionDepthwise(p, geo, tasks, buffers, static)
-
-    return _pairs(parts, make)
-
-
-def input_transposes(parts: list[Any], tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc], fns: Sequence[Any]
-                     ) -> list[Any]:
-    """One queue's parts of a single-queue run with each NCHW -> NHWC transpose that only feeds the next task, a
-    zero-padded convolution, paired with it (``TransposedInputConv``)."""
-    return _pairs(parts, lambda p: TransposedInputConv(p, tasks, fns)
-                  if _transposed_input(tasks[p], tasks[p + 1], p, tasks, buffers) else None)
-
-
-__all__ = ["MIN_BYTES", "ExpansionDepthwise", "TransposedInputConv", "expansion_pairs", "input_transposes"]
+__all__ = ["ExpansionDepthwise", "clamp_only", "expansion_geometry", "split_tasks"]

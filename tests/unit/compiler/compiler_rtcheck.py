@@ -205,13 +205,31 @@ def simulate(module, inputs: dict[str, np.ndarray], seed: int = 0) -> list[np.nd
         start = (root.offset.value.data if sec == "arena" else 0) + off
         return mem[start:start + _nbytes(t)].view(dtype_of(t.element_type)).reshape(t.get_shape())
 
+    def tosa(name, operands, attrs, o):
+        call = KernelCall(name, operands, attrs, [kind_of(o.element_type)], [dtype_of(o.element_type)],
+                          [tuple(o.get_shape())], [kind_of(o.element_type)] * len(operands))
+        return kernels[name](call)[0]
+
     def run_kernel(op):
         if op.name == "buf.copy":
             view(op.outs[0])[...] = view(op.ins[0]).reshape(op.outs[0].type.get_shape())
             return
         a = {k: from_attr(v) for k, v in op.attrs.data.items()}
+        if op.kernel.data == "fused.row_program":
+            _row_program(a, [view(v) for v in (*op.ins, *op.outs)])
+            return
         o = op.outs[0].type
-        call = KernelCall(op.kernel.data, [np.array(view(v)) for v in op.ins][: len(op.ins) - _extra(op)], a,
+        if op.kernel.data == "fused.conv2d_depthwise":  # x, w1, b1, w2, b2 -> y, expanded
+            x, w1, b1, w2, b2 = (np.array(view(v)) for v in op.ins)
+            e = tosa("tosa.conv2d", [x, w1, b1], _conv_attrs(a, "pw"), op.outs[1].type)
+            view(op.outs[0])[...] = tosa("tosa.depthwise_conv2d", [_clamped(e, a["pw_clamp"]), w2, b2],
+                                         _conv_attrs(a, "dw"), o)
+            view(op.outs[0])[...] = _clamped(view(op.outs[0]), a["dw_clamp"])
+            return
+        perms = op.perms()
+        operands = [np.ascontiguousarray(np.array(view(v)).transpose(p)) if p else np.array(view(v))
+                    for v, p in zip(op.ins, perms)]
+        call = KernelCall(op.kernel.data, operands[: len(op.ins) - _extra(op)], a,
                           [kind_of(o.element_type)], [dtype_of(o.element_type)], [tuple(o.get_shape())],
                           [kind_of(v.type.element_type) for v in op.ins])
         result = kernels[op.kernel.data](call)[0]
@@ -250,6 +268,65 @@ def simulate(module, inputs: dict[str, np.ndarray], seed: int = 0) -> list[np.nd
             pending[u] -= 1
         done += 1
     return [o.view(dtype_of(t.element_type)).reshape(t.get_shape()) for o, t in zip(outs, out_types)]
+
+
+def _conv_attrs(a: dict, prefix: str) -> dict:
+    return {"pad": a[f"{prefix}_pad"], "stride": a[f"{prefix}_stride"], "dilation": a[f"{prefix}_dilation"],
+            "input_zp": 0, "weight_zp": 0}
+
+
+def _clamped(x: np.ndarray, bounds) -> np.ndarray:
+    return np.clip(x, np.float32(bounds[0]), np.float32(bounds[1])) if len(bounds) else np.asarray(x)
+
+
+def _row_program(a: dict, bufs: list[np.ndarray]) -> None:
+    """``fused.row_program`` as the blob format documents it, written here from the documentation: instructions of
+    6 integers (op, dst, a, b, op2, c) and 2 floats (lo, hi); operands >= 0 registers, < 0 arguments; whole arrays
+    (a row block is [rows, cols], a per-row value [rows, 1])."""
+    rows, cols = a["rows"], a["cols"]
+    shape = {0: (rows, cols), 1: (1, cols), 2: (rows, 1), 3: (1, 1)}
+    args = [bufs[j].reshape(-1)[:int(np.prod(shape[m]))].reshape(shape[m]) for j, m in zip(a["args"], a["modes"])]
+    code, bounds = list(a["code"]), list(a["bounds"])
+    prog = [(code[6 * i:6 * i + 6], bounds[2 * i:2 * i + 2]) for i in range(len(code) // 6)]
+    f = np.float32
+    binary = {0: np.add, 1: np.subtract, 2: np.multiply, 3: np.maximum, 4: np.minimum, 5: np.divide}
+
+    def unary(op, x, lo, hi):
+        return {10: np.exp, 11: np.tanh, 12: lambda v: f(1) / (np.exp(-v) + f(1)), 13: np.abs, 14: np.negative,
+                15: lambda v: f(1) / v, 16: lambda v: f(1) / np.sqrt(v), 17: lambda v: np.clip(v, f(lo), f(hi)),
+                18: lambda v: v}[op](x)
+
+    regs: dict[int, np.ndarray] = {}
+
+    def read(i):
+        return regs[i] if i >= 0 else args[-1 - i]
+
+    def write(d, value):
+        if d >= 0:
+            regs[d] = np.array(value, np.float32)
+        else:
+            args[-1 - d][...] = np.broadcast_to(value, args[-1 - d].shape)
+
+    k = 0
+    with np.errstate(all="ignore"):
+        while k < len(prog):
+            (op, dst, x, y, _, _), (lo, hi) = prog[k]
+            if op == 30:
+                args[dst][...] = np.broadcast_to(read(x), args[dst].shape)
+            elif op == 40:
+                v = read(x)
+                for (_, _, _, _, op2, c), (lo2, hi2) in prog[k + 1:k + 1 + y]:
+                    v = binary[op2](v, read(c)) if op2 < 10 else unary(op2, v, lo2, hi2)
+                write(dst, v)
+                k += y
+            elif op < 10:
+                write(dst, binary[op](read(x), read(y)))
+            elif op < 20:
+                write(dst, unary(op, read(x), lo, hi))
+            else:
+                red = {20: np.sum, 21: np.max, 22: np.min}[op]
+                write(dst, red(np.broadcast_to(read(x), (rows, cols)), axis=1, keepdims=True))
+            k += 1
 
 
 def _extra(op) -> int:

@@ -41,7 +41,10 @@ def check_all(text: str, name: str, threads: int, max_barriers: int | None = Non
     tasks, anc, _ = reconstruct(module)
     check_hazards(tasks, anc)
     arena, bound = check_memory(module, tasks)
-    assert bound == module.attributes["nnkiln.arena_lower_bound_bytes"].value.data
+    # the recorded bound is static allocation's, before the rt-level fusion passes, which only remove uses of
+    # buffers (values a fused kernel keeps in registers): the tasks that run never need more
+    recorded = module.attributes["nnkiln.arena_lower_bound_bytes"].value.data
+    assert bound <= recorded if name == "default" else bound == recorded
     if max_barriers is not None:
         assert len({b for t in tasks for b in t.waits + t.updates}) <= max_barriers
     inputs = _inputs(text, seed)

@@ -1,5 +1,7 @@
-"""Runtime-fused task pairs (``kernels.fused``): a 1x1 CONV2D whose result only a DEPTHWISE_CONV2D reads
-(``nk_pwdw_f32``), and an NCHW -> NHWC TRANSPOSE feeding a zero-padded CONV2D (``nk_pad_nchw_f32``).
+"""Fused task pairs: a 1x1 CONV2D whose result only a DEPTHWISE_CONV2D reads (the ``fuse-expansion-depthwise``
+pass, kernel ``fused.conv2d_depthwise``: ``nk_pwdw_f32``), and an NCHW -> NHWC TRANSPOSE feeding a zero-padded
+CONV2D (``fold-transposes-into-operands``: the convolution reads its input through ``operand_perms``,
+``nk_pad_nchw_f32``).
 
 Expected values: the same executable with the fusion disabled (the two kernels one after the other: the fused
 kernel computes every value with the same operations, so results are bit-identical) and the reference
@@ -22,8 +24,9 @@ import onnx.helper as oh
 import pytest
 
 import nnkiln
+from nnkiln.analysis import expansion_depthwise, operand_transposes
+from nnkiln.analysis.task_edits import apply_to_tasks
 from nnkiln.ir.text import parse_module
-from nnkiln.runtime import executable as exmod
 from nnkiln.runtime.kernels import conv as kconv
 from nnkiln.runtime.kernels import fused
 
@@ -64,24 +67,21 @@ def _onnx(path: str, n: int, h: int, w: int, ci: int, c: int, k: int, s: int, pa
     return {"x": RNG.standard_normal((n, ci, h, w)).astype(np.float32)}
 
 
-def _units_of(exe: nnkiln.Executable, cls: type) -> list[Any]:
-    units = [u for u, _, _, _ in exe._units[0]]
-    units = [v for u in units for v in getattr(u, "units", [u])]
-    return [u for u in units if isinstance(u, cls)]
-
-
 def _fused_units(exe: nnkiln.Executable) -> list[fused.ExpansionDepthwise]:
-    return _units_of(exe, fused.ExpansionDepthwise)
+    """The kernels the runtime bound to the blob's ``fused.conv2d_depthwise`` tasks."""
+    units = [f for f in exe._fns if isinstance(f, fused.ExpansionDepthwise)]
+    assert len(units) == sum(t.kernel == "fused.conv2d_depthwise" for t in exe.blob.tasks)
+    return units
 
 
 def _check(module, inputs: dict[str, np.ndarray], threads: int, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
            ) -> list[fused.ExpansionDepthwise]:
-    monkeypatch.setattr(fused, "MIN_BYTES", 0)
+    monkeypatch.setattr(expansion_depthwise, "MIN_BYTES", 0)
     exe = nnkiln.compile(module, threads=threads)
     units = _fused_units(exe)
     got = exe.run(inputs)
     with monkeypatch.context() as m:
-        m.setattr(exmod, "expansion_pairs", lambda parts, *args: parts)
+        m.setattr(expansion_depthwise, "plan", lambda tasks, buffers: [])
         apart = nnkiln.compile(module, threads=threads)
         assert not _fused_units(apart)
         expected = apart.run(inputs)
@@ -177,8 +177,8 @@ def _conv_onnx(path: str, n: int, c: int, h: int, w: int, pads: list[int], strid
     return {"x": RNG.standard_normal((n, c, h, w)).astype(np.float32)}
 
 
-def _transposed_units(exe: nnkiln.Executable) -> list[fused.TransposedInputConv]:
-    return _units_of(exe, fused.TransposedInputConv)
+def _transposed_units(exe: nnkiln.Executable) -> list[Any]:
+    return [t for t in exe.blob.tasks if t.kernel == "tosa.conv2d" and t.args.get("operand_perms")]
 
 
 @pytest.mark.parametrize("n,c,h,w,pads,stride", [
@@ -197,7 +197,7 @@ def test_transposed_input_identical(n: int, c: int, h: int, w: int, pads: list[i
     assert len(_transposed_units(exe)) == 1
     got = exe.run(inputs)["y"]
     with monkeypatch.context() as m:
-        m.setattr(exmod, "input_transposes", lambda parts, *args: parts)
+        m.setattr(operand_transposes, "plan", lambda tasks, buffers: [])
         apart = nnkiln.compile(module, threads=threads)
         assert not _transposed_units(apart)
         np.testing.assert_array_equal(got, apart.run(inputs)["y"])
@@ -232,6 +232,7 @@ def test_transposed_input_read_again_stays_apart() -> None:
     b.add_task("tosa.conv2d", [nhwc, b.add_const(w, F), b.add_const(np.zeros(4, np.float32), F)], [y],
                attrs={"pad": (1, 1, 1, 1), "stride": (1, 1), "dilation": (1, 1), "input_zp": 0, "weight_zp": 0})
     b.add_task("tosa.abs", [nhwc], [z])
+    b.tasks[:] = apply_to_tasks(b.tasks, operand_transposes.plan(b.tasks, b.buffers))
     exe = load_blob(encode(b.finish()), threads=1)
     assert not _transposed_units(exe)
     got = exe.run({"x": x})

@@ -1,8 +1,9 @@
-"""Native row programs (``kernels.row_groups`` + ``native/eltwise_rows.c``) and the float32 gather /
-transpose fast paths, against the reference interpreter's kernels applied one op at a time.
+"""Row programs (planned by ``analysis.row_programs``, run by ``kernels.rows``: ``native/eltwise_rows.c``) and the
+float32 gather / transpose fast paths, against the reference interpreter's kernels applied one op at a time.
 
-Every chain runs twice: with the native library (when a C compiler exists) and with the numpy
-fallback (``_LIB`` forced to None). Expected values: the reference kernels (the spec's pseudocode)
+The hand-made blobs get the edits the compiler's rt-level passes would make (``fold-transposes-into-operands``,
+then ``fuse-row-programs``: the same planners, applied to the task list). Every chain runs twice: with the
+native library and with the numpy interpreter of row programs (``_LIB`` forced to None). Expected values: the reference kernels (the spec's pseudocode)
 op by op, as the unfused graph would compute; float results within 1e-5 relative (native exp/tanh
 are a few ulp from numpy's), NaN where the reference has NaN, infinities equal.
 """
@@ -10,17 +11,19 @@ are a few ulp from numpy's), NaN where the reference has NaN, infinities equal.
 from __future__ import annotations
 
 import ctypes
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from nnkiln.analysis import operand_transposes, row_programs
+from nnkiln.analysis.task_edits import apply_to_tasks
 from nnkiln.blob.writer import BlobBuilder, encode
 from nnkiln.errors import NnkilnError
 from nnkiln.kinds import Kind
 from nnkiln.reference.registry import KernelCall, load_kernels
-from nnkiln.runtime import kernels as kmod
 from nnkiln.runtime import load_blob
-from nnkiln.runtime.kernels.bound import Chain
+from nnkiln.runtime.kernels import rows as rows_mod
 
 F = Kind.F32
 KERNELS = load_kernels(with_ir=False)
@@ -51,20 +54,27 @@ def _close(actual: np.ndarray, expected: np.ndarray) -> None:
 @pytest.fixture(params=["native", "numpy"])
 def path(request, monkeypatch):  # noqa: ANN001, ANN201
     if request.param == "native":
-        if kmod._rows_lib() is None:
+        if rows_mod.rows_lib() is None:
             pytest.skip("native library unavailable")
     else:
-        monkeypatch.setattr(kmod, "_LIB", None)
+        monkeypatch.setattr(rows_mod, "_LIB", None)
     return request.param
 
 
-def _units(exe) -> list:  # noqa: ANN001
-    """The units of the first queue, a chain of bound units (``kernels.bound.Chain``) expanded."""
-    return [v for u, _, _, _ in exe._units[0] for v in (u.units if isinstance(u, Chain) else [u])]
+def _load(b: BlobBuilder):  # noqa: ANN202
+    """The blob of ``b`` with the compiler's rt-level edits applied, loaded; ``exe.groups``: the tasks (indices
+    after the transposes were folded) of each row program."""
+    b.tasks[:] = apply_to_tasks(b.tasks, operand_transposes.plan(b.tasks, b.buffers))
+    edits = row_programs.plan(b.tasks, b.buffers)
+    b.tasks[:] = apply_to_tasks(b.tasks, edits)
+    exe = load_blob(encode(b.finish()))
+    exe.groups = [list(e.tasks) for e in edits]
+    assert exe.stats["kernel_calls"] == len(exe.blob.tasks)
+    return exe
 
 
 def _groups(exe) -> list:  # noqa: ANN001
-    return [u for u in _units(exe) if isinstance(u, kmod.RowGroup)]
+    return [SimpleNamespace(tasks=g) for g in exe.groups]
 
 
 class Net:
@@ -95,7 +105,7 @@ class Net:
     def run(self, out_shape: tuple[int, ...], last_in: int) -> tuple[np.ndarray, object]:
         o = self.b.add_io("out", F, out_shape, output=True)
         self.b.add_task("buf.copy", [last_in], [o])
-        exe = load_blob(encode(self.b.finish()))
+        exe = _load(self.b)
         return exe.run(self.feed)["out"], exe
 
 
@@ -345,17 +355,16 @@ def test_multi_executor_groups_only_between_barriers(path) -> None:  # noqa: ANN
     b.add_task("tosa.abs", [xi], [a3], executor_index=1, waits=[bar0])
     b.add_task("tosa.add", [a3, a2], [a4], executor_index=1, updates=[bar1])
     b.add_task("tosa.tanh", [a4], [out], executor_index=0, waits=[bar1])
-    exe = load_blob(encode(b.finish()))
+    exe = _load(b)
     for _ in range(3):
         got = exe.run({"x": x})["out"]
         _close(got, _ref("tosa.tanh", [_ref("tosa.add", [np.abs(x), -_ref("tosa.exp", [x])])]))
     if path == "native":
-        assert sorted(g.tasks for q in exe._units for g, _, _, _ in q if isinstance(g, kmod.RowGroup)) == \
-            [[0, 1], [2, 3], [4]]
+        assert sorted(g.tasks for g in _groups(exe)) == [[0, 1], [2, 3], [4]]
 
 
 def test_native_exp_tanh_accuracy() -> None:
-    lib = kmod._rows_lib()
+    lib = rows_mod.rows_lib()
     if lib is None:
         pytest.skip("native library unavailable")
     x = np.concatenate([np.linspace(-103.9, 88.7, 200001, dtype=np.float32),
@@ -452,7 +461,7 @@ def test_transpose_folded_into_matmul(path, clobber) -> None:  # noqa: ANN001
     m = n.task("tosa.matmul", [t, n.const(k)], n.arena((2, 6, 6), 512), {"A_zp": 0, "B_zp": 0})
     got, exe = n.run((2, 6, 6), m)
     _close(got, np.matmul(np.abs(q).transpose(1, 0, 2), k))
-    folded = not any(exe.blob.tasks[i].kernel == "tosa.transpose" for _, i, _, _ in exe._units[0])
+    folded = not any(t.kernel == "tosa.transpose" for t in exe.blob.tasks)
     assert folded == (not clobber)
 
 
@@ -482,7 +491,7 @@ def test_result_planned_over_a_computed_value(path: str, read_later: bool) -> No
         last = b.add_arena(F, (1, c, 1), (rows - 1) * c * 4)
         tail = b.add_io("tail", F, (1, c, 1), output=True)
         b.add_task("tosa.abs", [last], [tail])
-    exe = load_blob(encode(b.finish()))
+    exe = _load(b)
     got = exe.run({"x": x})
     sc = _ref("tosa.mul", [x, np.float32([[[0.125]]])], {"shift": 0})
     ex = _ref("tosa.exp", [_ref("tosa.sub", [sc, _ref("tosa.reduce_max", [sc], {"axis": 1})])])
@@ -491,6 +500,5 @@ def test_result_planned_over_a_computed_value(path: str, read_later: bool) -> No
     if read_later:
         _close(got["tail"], np.abs(sc[-1:]))
     if path == "native":
-        groups = [g.tasks for q in exe._units for u, _, _, _ in q
-                  for g in (u.units if isinstance(u, Chain) else [u]) if isinstance(g, kmod.RowGroup)]
+        groups = [g.tasks for g in _groups(exe)]
         assert groups[0] == ([0, 1, 2] if read_later else [0, 1, 2, 3, 4]), groups
