@@ -1,17 +1,16 @@
 """``Executable``: a validated blob ready to run (no xDSL).
 
-Memory: the arena is allocated once (``arena_bytes``, page-aligned: ``runtime.alloc``) and every arena buffer
+Memory: the arena is allocated once (``arena_bytes``, page-aligned: ``nnkiln.alloc``) and every arena buffer
 is a numpy view into it; constants are read-only views into the blob's bytes; input/output buffers are
 views into the caller's (converted) inputs and into freshly allocated outputs, made per run.
 
-Execution: the tasks of each ``(executor, executor_index)`` form a FIFO queue, planned once into
-units (``_plan_units``): single tasks, and native row groups of consecutive float32 elementwise /
-row-reduction tasks (``kernels.row_groups``; a group may use the BLAS thread count's worth of
-native threads when there is one queue, one thread otherwise), and, with one queue, a large 1x1 expansion
-convolution with the depthwise convolution that alone reads its result (``kernels.fused``). With one queue
-consecutive units whose work is a fixed list of C calls run as one ``Chain`` (``kernels.bound``; graph inputs
-and outputs are patched in per run); a program that is one chain runs straight from the caller's arrays
-(``Chain.run_io``: no views, no per-unit Python). With one queue the units run inline
+Execution: the runtime executes the blob's tasks as written: one kernel per task (``kernels.build_task``; every
+fusion, transpose fold and fused kernel was decided by the compiler and is a task of the blob), so
+``stats["kernel_calls"]``, the kernel invocations of one run, equals the number of tasks. The tasks of each
+``(executor, executor_index)`` form a FIFO queue. With one queue consecutive tasks whose kernels bind to a fixed
+list of C calls run as one ``Chain`` (``kernels.bound``: one C call dispatching them in order, graph inputs and
+outputs patched in per run); a program that is one chain runs straight from the caller's arrays
+(``Chain.run_io``: no views, no per-task Python). With one queue the units run inline
 in blob order (validation proved that order honours every barrier). Otherwise each
 queue runs on its own thread; a task waits (``threading.Condition``) until every barrier it waits on
 has no pending producer, and decrements each barrier it updates when it finishes. Barrier records
@@ -23,8 +22,8 @@ thread per call (``nnkiln.runtime.blas``): the executors are the parallelism.
 Threads: a one-queue executable's kernels (ours and OpenBLAS's) use ``threads`` threads: the ``threads``
 given to ``load``, else the blob's metadata ``threads`` (``nnkiln.compile(threads=N)``), else
 ``blas.kernel_threads()`` when loaded (for a region program loaded by a running kernel: that kernel's
-budget); never more than the CPUs this process may use. Planning (row groups, GEMM plans) and every run
-happen inside ``blas.thread_budget(threads)``.
+budget); never more than the CPUs this process may use. Building the kernels (GEMM plans) and every run happen
+inside ``blas.thread_budget(threads)``.
 
 ``run`` is serialised by a lock: one executable has one arena.
 """
