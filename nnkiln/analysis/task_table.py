@@ -64,6 +64,28 @@ def post_ops_of(attr: ArrayAttr | None) -> list[dict[str, Any]]:
     return result
 
 
+def packable_weights(func: FuncOp, width: int) -> set[SSAValue]:
+    """``buf.const`` results that feed only float32, batch-1 ``tosa.matmul`` kernels as their right operand:
+    they are written as ``width``-column panels (``blob.format.pack_panels``; 0: none)."""
+    from nnkiln.dialects.buf import ConstOp, KernelOp
+
+    if width <= 0:
+        return set()
+
+    def plain_matmul(op: Operation) -> bool:
+        return (isinstance(op, KernelOp) and op.kernel.data == "tosa.matmul" and len(op.ins) >= 2
+                and all(isinstance(v.type, MemRefType) and kind_of_memref(v.type, "operand") is Kind.F32
+                        and shape_of(v.type)[0] == 1 for v in (op.ins[0], op.ins[1], op.outs[0])))
+
+    found: set[SSAValue] = set()
+    for op in func.walk():
+        if plain_matmul(op) and isinstance(op.ins[1].owner, ConstOp) and len(shape_of(op.ins[1].type)) == 3:
+            v = op.ins[1]
+            if all(plain_matmul(u.operation) and u.index == 1 for u in v.uses):
+                found.add(v)
+    return found
+
+
 class TaskTable:
     """Fills a ``BlobBuilder`` from an rt-level function (``args``, then ``declare`` / ``task`` per top-level op in
     order; ``of_function`` does it all) and records where each task and buffer came from (module docstring).

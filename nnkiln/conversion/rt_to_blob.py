@@ -28,19 +28,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdsl.dialects.builtin import (
-    IntegerAttr,
-    MemRefType,
-    ModuleOp,
-)
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation, SSAValue
 
-from nnkiln.analysis.task_table import NOP_KERNEL, TaskTable, kind_of_memref, shape_of
+from nnkiln.analysis.task_table import NOP_KERNEL, TaskTable, packable_weights
 from nnkiln.blob.format import Blob, Memory
 from nnkiln.blob.writer import BlobBuilder
 from nnkiln.errors import BlobError
-from nnkiln.kinds import Kind
 
 
 def _entry(module: ModuleOp) -> FuncOp:
@@ -58,39 +52,20 @@ def _int_attr(module: ModuleOp, name: str) -> int | None:
     return int(a.value.data) if isinstance(a, IntegerAttr) else None
 
 
-def _packable_weights(func: FuncOp, width: int) -> set[SSAValue]:
-    """``buf.const`` results that feed only float32, batch-1 ``tosa.matmul`` kernels as their right operand:
-    they are written as ``width``-column panels (``blob.format.pack_panels``; 0: none)."""
-    from nnkiln.dialects.buf import ConstOp, KernelOp
-
-    if width <= 0:
-        return set()
-
-    def plain_matmul(op: Operation) -> bool:
-        return (isinstance(op, KernelOp) and op.kernel.data == "tosa.matmul" and len(op.ins) >= 2
-                and all(isinstance(v.type, MemRefType) and kind_of_memref(v.type, "operand") is Kind.F32
-                        and shape_of(v.type)[0] == 1 for v in (op.ins[0], op.ins[1], op.outs[0])))
-
-    found: set[SSAValue] = set()
-    for op in func.walk():
-        if plain_matmul(op) and isinstance(op.ins[1].owner, ConstOp) and len(shape_of(op.ins[1].type)) == 3:
-            v = op.ins[1]
-            if all(plain_matmul(u.operation) and u.index == 1 for u in v.uses):
-                found.add(v)
-    return found
-
-
 def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float) -> tuple[BlobBuilder, dict[str, Any]]:
     """The filled builder of an rt-level module and the blob's metadata."""
     from nnkiln.targets import get_target
 
     func = _entry(module)
-    w = TaskTable.of_function(func, _packable_weights(func, get_target(target).gemm_weight_panels))
+    w = TaskTable.of_function(func, packable_weights(func, get_target(target).gemm_weight_panels))
     arena_end = max((b.offset + b.size for b in w.b.buffers if b.memory is Memory.ARENA), default=0)
     arena = _int_attr(module, "nnkiln.arena_bytes")
     lower = _int_attr(module, "nnkiln.arena_lower_bound_bytes")
     meta = {"arena_bytes": max(arena or 0, arena_end), "arena_lower_bound_bytes": lower if lower is not None else 0,
             "target": target, "pipeline": pipeline, "compile_seconds": float(compile_seconds)}
+    gemm = module.attributes.get("nnkiln.gemm")
+    if isinstance(gemm, StringAttr):
+        meta["gemm"] = gemm.data
     threads = _int_attr(module, "nnkiln.threads")
     if threads:
         meta["threads"] = threads

@@ -58,6 +58,7 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
     from nnkiln.transforms.rt.fold_transposes_into_operands import FoldTransposesIntoOperands
     from nnkiln.transforms.rt.fuse_expansion_depthwise import FuseExpansionDepthwise
     from nnkiln.transforms.rt.fuse_row_programs import FuseRowPrograms
+    from nnkiln.transforms.rt.select_kernel_variants import SelectKernelVariants
     from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs
     from nnkiln.transforms.tosa.fold_bias_add import FoldBiasAdd
     from nnkiln.transforms.tosa.fold_constants import FoldConstants
@@ -82,6 +83,7 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
         FoldTransposesIntoOperands(),
         FuseRowPrograms(),
         FuseExpansionDepthwise(),
+        SelectKernelVariants(target=target.name),
         AssignPhysicalBarriers(max_barriers=target.num_barriers, target=target.name),
     ]
 

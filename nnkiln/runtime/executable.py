@@ -165,7 +165,7 @@ class Executable:
 
     def _plan(self, blob: Blob) -> GemmPlan:
         """Build every task's kernel, the queues and their units; returns the GEMM plan."""
-        gemm_plan = plan_for(blob.tasks, blob.buffers)
+        gemm_plan = plan_for(blob.tasks, blob.buffers, blob.metadata)
         with planning(gemm_plan):
             for i, t in enumerate(blob.tasks):
                 try:

@@ -78,6 +78,13 @@ class Target:
     executors: tuple[Executor, ...]
     num_barriers: int
     gemm_weight_panels: int = 0
+    wide_simd: bool = False
+    """The device has 512-bit vector units (AVX-512): the cpu kernel library's GEMM tiles beat BLAS there
+    (``select-kernel-variants``)."""
+    native_gemm_max_bytes: int = 0
+    """Constant GEMM weights (not held as panels) up to this total run on the kernel library's GEMM, which keeps a
+    packed second copy of them; above it, BLAS (a second copy of BERT-base's 340 MB took the process past
+    onnxruntime's peak memory)."""
     split_batch_bytes: int = 0
     """``split-batch``'s ``threshold_bytes``: batched activations of one op above which running it per
     sample pays (0: never split). The cpu: 4 times a core's L2 cache (measured on a Zen 4 with 1 MiB L2,
@@ -128,6 +135,17 @@ def l2_cache_bytes() -> int:
     return 1 << 20
 
 
+@functools.cache
+def cpu_has_avx512() -> bool:
+    """Whether this machine's cores have AVX-512 (Linux ``/proc/cpuinfo``; False if unknown)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        return False
+    return "avx512f" in flags.split()
+
+
 TARGET_NAMES = ("cpu",)
 
 
@@ -139,7 +157,8 @@ def get_target(name: str = "cpu", threads: int | None = None) -> Target:
     if count < 1:
         raise NnkilnError(f"threads must be >= 1, got {count}")
     return Target("cpu", (HOST_MEMORY,), (Executor("cpu", ExecutorKind.COMPUTE, count, True),),
-                  num_barriers=64, gemm_weight_panels=16, split_batch_bytes=4 * l2_cache_bytes())
+                  num_barriers=64, gemm_weight_panels=16, wide_simd=cpu_has_avx512(), native_gemm_max_bytes=64 << 20,
+                  split_batch_bytes=4 * l2_cache_bytes())
 
 
 def find_memory(name: str) -> Memory | None:

@@ -42,5 +42,6 @@ def registry() -> dict[str, Callable[[], type[ModulePass]]]:
                                               "FoldTransposesIntoOperands"),
         "fuse-expansion-depthwise": lazy("transforms.rt.fuse_expansion_depthwise", "FuseExpansionDepthwise"),
         "fuse-row-programs": lazy("transforms.rt.fuse_row_programs", "FuseRowPrograms"),
+        "select-kernel-variants": lazy("transforms.rt.select_kernel_variants", "SelectKernelVariants"),
         "assign-physical-barriers": lazy("transforms.rt.assign_physical_barriers", "AssignPhysicalBarriers"),
     }

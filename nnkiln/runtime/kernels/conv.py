@@ -60,7 +60,7 @@ from nnkiln.runtime.blas import kernel_threads
 from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, contiguous_f32, slots
 from nnkiln.runtime.kernels.epilogue import Epilogue, clamp_bounds, operand_2d
 from nnkiln.runtime.kernels.gemm import gemm, min_rows
-from nnkiln.runtime.kernels.winograd import native_winograd, use_winograd
+from nnkiln.runtime.kernels.winograd import native_winograd
 
 FastFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]], None]
 _F32 = np.float32
@@ -519,7 +519,7 @@ def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
     k = kh * kw * ic
     rows = n * oh * ow
     wconst = consts[1]
-    if wconst is not None and use_winograd(n, oh, ow, ic, oc, kh, kw, (sy, sx), (dy, dx)):
+    if wconst is not None and attrs.get("variant") == "winograd":  # chosen by select-kernel-variants
         wino = native_winograd((n, ih, iw, ic, oc, oh, ow, pt, pb, pl, pr), wconst, epi, ob[0])
         if wino is not None:
             return wino

@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,6 @@ from nnkiln.runtime.blas import controls
 
 SMALL_FLOPS = 2.5e7
 SHARED_SMALL_FLOPS = 2e8
-NATIVE_GEMM_MAX_BYTES = 64 << 20
 
 
 @dataclass
@@ -72,19 +72,17 @@ _DEFAULT = GemmPlan()
 _current = threading.local()
 
 
-def plan_for(tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc]) -> GemmPlan:
-    """The plan of an executable: native GEMMs for constant weights held as they are iff conv.c has its AVX-512
-    tiles and those weights total at most ``NATIVE_GEMM_MAX_BYTES`` (weights the blob holds as GEMM panels,
-    ``b_panels``, always run natively, needing no copy); BLAS's one-thread threshold is ``SHARED_SMALL_FLOPS``
-    whenever native GEMMs run."""
+def plan_for(tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc], metadata: dict[str, Any]) -> GemmPlan:
+    """The plan of an executable: native GEMMs for constant weights held as they are where the compiler chose them
+    (the blob's metadata ``gemm = "native"``, ``select-kernel-variants``) and conv.c has its AVX-512 tiles here
+    (weights the blob holds as GEMM panels, ``b_panels``, always run natively, needing no copy); BLAS's one-thread
+    threshold is ``SHARED_SMALL_FLOPS`` whenever native GEMMs run."""
     from nnkiln.runtime.kernels.conv import native_gemm_available, native_lib
 
     gemms = [t for t in tasks if t.kernel in ("tosa.fully_connected", "tosa.matmul") and len(t.ins) > 1
              and buffers[t.ins[1]].memory is Memory.CONSTANT]
     paneled = any(t.args.get("attrs", {}).get("b_panels") for t in gemms)
-    weights = {t.ins[1] for t in gemms if not t.args.get("attrs", {}).get("b_panels")}
-    total = sum(buffers[b].size for b in weights)
-    native = bool(weights) and total <= NATIVE_GEMM_MAX_BYTES and native_gemm_available()
+    native = metadata.get("gemm") == "native" and native_gemm_available()
     shared = native or (paneled and native_lib("conv") is not None)
     return GemmPlan(native=native, small_flops=SHARED_SMALL_FLOPS if shared else SMALL_FLOPS, pooled=shared)
 
@@ -137,5 +135,5 @@ def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray, small_flops: float = SMA
         set_(before)
 
 
-__all__ = ["NATIVE_GEMM_MAX_BYTES", "SHARED_SMALL_FLOPS", "SMALL_FLOPS", "GemmPlan", "blas_threads", "current_plan",
+__all__ = ["SHARED_SMALL_FLOPS", "SMALL_FLOPS", "GemmPlan", "blas_threads", "current_plan",
            "gemm", "min_rows", "plan_for", "planning"]

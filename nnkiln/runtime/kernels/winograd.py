@@ -4,13 +4,9 @@ The 16 transformed weight matrices ``U[xi] = (G g G^T)[xi]`` ([IC, OC] each) are
 float64, rounded to float32 and packed into the GEMM's 16-column panels; every run pads the input (as the direct
 kernel does), transforms 4x4 patches, runs 16 GEMMs and transforms back with the bias and fused post-ops.
 
-When (``use_winograd``): 3x3 kernels, stride 1, dilation 1, constant weights, at least 32 input and output
-channels, ``_MIN_MACS`` multiply-adds and transformed weights of at most ``_MAX_WEIGHT_BYTES`` (memory). Measured on the 2-core Zen 4 (AVX-512) machine, 1 thread, against
-the direct implicit GEMM in the same process (ms, Winograd / direct): ResNet-18's 56x56x64 1.59 / 2.06,
-28x28x128 1.16 / 2.02, 14x14x256 1.28 / 2.08, 7x7x512 1.95 / 2.37; batch 8: 56x56x64 17.4 / 17.7,
-28x28x128 14.1 / 18.5, 14x14x256 9.7 / 16.7. Error against a float64 convolution (max abs / max |y|):
-3e-7 to 6e-7, the direct kernel's 1e-6 to 3e-6 (the weights are transformed in float64; the transforms add
-and subtract values of the operands' magnitude).
+When: the compiler chooses it (``select-kernel-variants`` writes ``variant = "winograd"`` into the task's attrs).
+Error against a float64 convolution (max abs / max |y|): 3e-7 to 6e-7, the direct kernel's 1e-6 to 3e-6 (the
+weights are transformed in float64; the transforms add and subtract values of the operands' magnitude).
 """
 
 from __future__ import annotations
@@ -27,23 +23,6 @@ from nnkiln.runtime.kernels.epilogue import Epilogue
 from nnkiln.runtime.kernels.gemm import current_plan
 
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
-_MAX_WEIGHT_BYTES = 4 << 20
-"""Larger transformed weights stay direct: they are kept beside the blob's own (16/9 of their size);
-ResNet-18's three 512-channel layers would add 50 MB to a 142 MB process (onnxruntime: 212 MB) for 1.4 ms
-(of 28) at 1 thread. Its 256-channel layers (4 MiB each) are in: 0.8 ms each."""
-_MIN_MACS = 16_000_000
-"""Smaller convolutions stay direct: the three passes' fixed costs outweigh the saved multiplications
-(measured, 1 thread: 15x15x32->48 (3.1 M multiply-adds) 0.079 ms Winograd vs 0.064 ms direct)."""
-
-
-def use_winograd(n: int, oh: int, ow: int, ic: int, oc: int, kh: int, kw: int, strides: tuple[int, int],
-                 dilations: tuple[int, int]) -> bool:
-    """Whether a float32 CONV2D of this geometry runs as Winograd F(2x2, 3x3) (see the module docstring)."""
-    if (kh, kw) != (3, 3) or strides != (1, 1) or dilations != (1, 1) or ic < 32 or oc < 32:
-        return False
-    return 9 * n * oh * ow * ic * oc >= _MIN_MACS and 16 * ic * oc * 4 <= _MAX_WEIGHT_BYTES
-
-
 def transformed_weights(w: np.ndarray) -> np.ndarray:
     """CONV2D weights [OC, 3, 3, IC] → ``U[xi] = G g G^T`` for xi = 4i + j, each [IC, OC] packed into panels
     (``conv.pack_gemm_weights``), one 64-byte aligned vector of 16 · ceil(OC/16) · IC · 16 floats."""
@@ -120,4 +99,4 @@ def native_winograd(geo: tuple[int, ...], wconst: np.ndarray, epi: Epilogue | No
     return NativeFn(run, bind)
 
 
-__all__ = ["native_winograd", "transformed_weights", "use_winograd"]
+__all__ = ["native_winograd", "transformed_weights"]

@@ -200,13 +200,12 @@ WINOGRAD_CASES = [
 @pytest.mark.parametrize("path", PATHS, indirect=True)
 @pytest.mark.parametrize("case", WINOGRAD_CASES)
 def test_conv2d_winograd_matches_reference(path: bool, case: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
-    """3x3 stride-1 convolutions forced onto Winograd F(2x2, 3x3) (native) against the reference, plain and
-    with each epilogue the C code fuses (and one it does not)."""
-    monkeypatch.setattr(winograd, "_MIN_MACS", 0)
+    """3x3 stride-1 convolutions the compiler put on Winograd F(2x2, 3x3) (``variant``; native) against the
+    reference, plain and with each epilogue the C code fuses (and one it does not)."""
     n, ih, iw, ic, oc, pad = case
     oh, ow = _out_hw(ih, iw, 3, 3, pad, (1, 1), (1, 1))
     x, w, b = _f(n, ih, iw, ic), _f(oc, 3, 3, ic), _f(oc)
-    attrs = _attrs(pad, (1, 1), (1, 1))
+    attrs = {**_attrs(pad, (1, 1), (1, 1)), "variant": "winograd"}
     shape = (n, oh, ow, oc)
     e = _ref("tosa.conv2d", [x, w, b], attrs, shape)
     fn = _kernel(False, attrs, x, w, b, shape)
@@ -238,13 +237,15 @@ def test_winograd_transforms_are_the_minimal_filtering_identity() -> None:
 
 
 def test_winograd_used_only_where_it_pays() -> None:
-    assert winograd.use_winograd(1, 56, 56, 64, 64, 3, 3, (1, 1), (1, 1))
-    assert winograd.use_winograd(1, 28, 28, 128, 128, 3, 3, (1, 1), (1, 1))
-    assert not winograd.use_winograd(1, 7, 7, 512, 512, 3, 3, (1, 1), (1, 1))  # 16 MB of transformed weights
-    assert not winograd.use_winograd(1, 15, 15, 32, 48, 3, 3, (1, 1), (1, 1))  # 3.1 M multiply-adds
-    assert not winograd.use_winograd(1, 56, 56, 64, 64, 3, 3, (2, 2), (1, 1))
-    assert not winograd.use_winograd(1, 56, 56, 64, 64, 3, 3, (1, 1), (2, 2))
-    assert not winograd.use_winograd(1, 112, 112, 3, 64, 3, 3, (1, 1), (1, 1))  # a stem: IC = 3
+    from nnkiln.transforms.rt.select_kernel_variants import use_winograd
+
+    assert use_winograd(1, 56, 56, 64, 64, 3, 3, (1, 1), (1, 1))
+    assert use_winograd(1, 28, 28, 128, 128, 3, 3, (1, 1), (1, 1))
+    assert not use_winograd(1, 7, 7, 512, 512, 3, 3, (1, 1), (1, 1))  # 16 MB of transformed weights
+    assert not use_winograd(1, 15, 15, 32, 48, 3, 3, (1, 1), (1, 1))  # 3.1 M multiply-adds
+    assert not use_winograd(1, 56, 56, 64, 64, 3, 3, (2, 2), (1, 1))
+    assert not use_winograd(1, 56, 56, 64, 64, 3, 3, (1, 1), (2, 2))
+    assert not use_winograd(1, 112, 112, 3, 64, 3, 3, (1, 1), (1, 1))  # a stem: IC = 3
 
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
@@ -433,9 +434,8 @@ def test_blob_conv_depthwise_chain(path: bool) -> None:
 
 @pytest.mark.parametrize("path", PATHS, indirect=True)
 def test_blob_winograd_chain(path: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Winograd convolutions (forced) inside a blob: the two arena-to-arena ones run bound, as one chain sharing a
-    scratch buffer (padded input + transform work at an offset), against the reference op by op."""
-    monkeypatch.setattr(winograd, "_MIN_MACS", 0)
+    """Winograd convolutions (the blob's ``variant``) inside a blob: the two arena-to-arena ones run bound, as one
+    chain sharing a scratch buffer (padded input + transform work at an offset), against the reference op by op."""
     x = _f(1, 9, 10, 32)
     ws = [(_f(32, 3, 3, 32) * 0.2, _f(32)) for _ in range(3)]
     w4, b4 = _f(8, 1, 1, 32), _f(8)
@@ -446,9 +446,10 @@ def test_blob_winograd_chain(path: bool, monkeypatch: pytest.MonkeyPatch) -> Non
     size = 9 * 10 * 32 * 4
     t = [bb.add_arena(F, (1, 9, 10, 32), i * size) for i in range(3)]
     out = bb.add_io("y", F, (1, 9, 10, 8), output=True)
-    bb.add_task("tosa.conv2d", [xin, c[0], c[1]], [t[0]], attrs=a3)
-    bb.add_task("tosa.conv2d", [t[0], c[2], c[3]], [t[1]], attrs=a3, post_ops=[RELU6])
-    bb.add_task("tosa.conv2d", [t[1], c[4], c[5], t[0]], [t[2]], attrs=a3,
+    wino = {**a3, "variant": "winograd"}
+    bb.add_task("tosa.conv2d", [xin, c[0], c[1]], [t[0]], attrs=wino)
+    bb.add_task("tosa.conv2d", [t[0], c[2], c[3]], [t[1]], attrs=wino, post_ops=[RELU6])
+    bb.add_task("tosa.conv2d", [t[1], c[4], c[5], t[0]], [t[2]], attrs=wino,
                 post_ops=[{"kernel": "tosa.add", "attrs": {}, "operand": 3}])
     bb.add_task("tosa.conv2d", [t[2], c[6], c[7]], [out], attrs=a1)
     got = load_blob(encode(bb.finish())).run({"x": x})["y"]
@@ -564,10 +565,17 @@ def test_gemm_with_constant_weights_matches_reference(path: bool, posts: list, n
 
 
 def test_gemm_plan_packs_only_small_weight_sets() -> None:
-    """Executables whose constant GEMM weights total more than NATIVE_GEMM_MAX_BYTES keep BLAS (no packed second
-    copy of e.g. BERT-base's weights); smaller ones go native where conv.c has its AVX-512 tiles."""
+    """The compiler (``select-kernel-variants``) keeps BLAS for programs whose constant GEMM weights total more than
+    the target's ``native_gemm_max_bytes`` (no packed second copy of e.g. BERT-base's weights) and chooses the
+    native GEMM for smaller ones on targets with wide vector units; the runtime follows the blob's choice where
+    conv.c has its AVX-512 tiles."""
+    from types import SimpleNamespace
+
     from nnkiln.blob.format import TaskDesc
-    from nnkiln.runtime.kernels.gemm import NATIVE_GEMM_MAX_BYTES, SHARED_SMALL_FLOPS, SMALL_FLOPS, plan_for
+    from nnkiln.runtime.kernels.gemm import SHARED_SMALL_FLOPS, SMALL_FLOPS, plan_for
+    from nnkiln.transforms.rt.select_kernel_variants import gemm_plan
+
+    limit = 64 << 20
 
     def blob_of(weight_bytes: list[int]) -> tuple[list, list]:
         bufs, tasks = [], []
@@ -576,12 +584,19 @@ def test_gemm_plan_packs_only_small_weight_sets() -> None:
             tasks.append(TaskDesc("compute", 0, "tosa.matmul", {}, (len(bufs) - 3, len(bufs) - 2), (len(bufs) - 1,)))
         return tasks, bufs
 
-    small = plan_for(*blob_of([1 << 20, 2 << 20]))
+    def chosen(weight_bytes: list[int], wide: bool) -> str:
+        tasks, bufs = blob_of(weight_bytes)
+        return gemm_plan(SimpleNamespace(tasks=tasks, buffers=bufs), wide, limit)  # type: ignore[arg-type]
+
+    assert chosen([1 << 20, 2 << 20], True) == "native" and chosen([1 << 20], False) == "blas"
+    assert chosen([limit // 2, limit // 2 + 4], True) == "blas"
+    assert chosen([], True) == "blas"
+    small = plan_for(*blob_of([1 << 20, 2 << 20]), {"gemm": "native"})
     assert small.native == WIDE and small.small_flops == (SHARED_SMALL_FLOPS if WIDE else SMALL_FLOPS)
     assert small.pooled == WIDE
-    big = plan_for(*blob_of([NATIVE_GEMM_MAX_BYTES // 2, NATIVE_GEMM_MAX_BYTES // 2 + 4]))
+    big = plan_for(*blob_of([1 << 20]), {"gemm": "blas"})
     assert not big.native and big.small_flops == SMALL_FLOPS and not big.pooled
-    assert not plan_for([], []).native
+    assert not plan_for([], [], {}).native
 
 
 @pytest.mark.parametrize("threads", [1, 2])
