@@ -52,9 +52,10 @@ _EXPECTED = re.compile(r"//\s*expected-error\s*(?:@[+-]?\d+)?\s*\{\{(.*?)\}\}")
 
 
 def cmd_opt(args: argparse.Namespace) -> int:
-    from nnkiln.ir.passes import PassManager, parse_pass_pipeline
+    from nnkiln.ir.passes import PassManager
     from nnkiln.ir.text import parse_module, print_module, split_input_file
     from nnkiln.ir.verify import verify_module
+    from nnkiln.pipelines.text import parse_pass_pipeline
 
     text = _read(args.file)
     passes = parse_pass_pipeline(args.passes) if args.passes else []
