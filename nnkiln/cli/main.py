@@ -195,8 +195,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             argv.append(f"--threads={args.threads}")
         return run_main(argv)
 
+    from nnkiln.arrayfiles import load_inputs
     from nnkiln.frontends import detect_format, load
-    from nnkiln.runtime.io import load_inputs, report_outputs
+    from nnkiln.runtime.io import report_outputs
 
     inputs = load_inputs(args.input or [])
     shapes = _parse_shapes(args.shape)
