@@ -14,21 +14,19 @@ from dataclasses import replace
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_pipeline
 
+from nnkiln.conversion.tosa_to_buf import TosaToBuf
 from nnkiln.errors import InputError
+from nnkiln.pipelines import region_passes
+from nnkiln.transforms import registry
 
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every registered pass by name (see ``nnkiln.transforms``)."""
-    from nnkiln.transforms import registry
-
     return registry()
 
 
 def parse_pass_pipeline(spec: str) -> list[ModulePass]:
     """The passes ``spec`` lists, in order; unknown names and bad options are an ``InputError``."""
-    from nnkiln.conversion.tosa_to_buf import TosaToBuf
-    from nnkiln.pipelines import region_passes
-
     passes = available_passes()
     result: list[ModulePass] = []
     try:
