@@ -80,9 +80,9 @@ def compile(module: Any, target: str = "cpu", pipeline: str = "default", threads
     a runtime kernel.
     """
     if isinstance(module, (str, os.PathLike)):
-        import nnkiln
+        from nnkiln.frontends import load
 
-        module = nnkiln.load(os.fspath(module))
+        module = load(os.fspath(module))
     if not hasattr(module, "clone"):
         raise InputError(f"nnkiln.compile expects a module or a model path, got {type(module).__name__}")
     from nnkiln.conversion.rt_to_blob import blob_in_memory_from_module

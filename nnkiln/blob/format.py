@@ -1,7 +1,8 @@
 """The blob format's data model (version 1.0; the specification is ``docs/blob-format.md``).
 
 Plain dataclasses for the tables (``BufferDesc``, ``TaskDesc``, ``BarrierDesc``, ``IODesc``, ``Blob``), the record
-layouts, the dtype whitelist, the JSON of kernel args and the packed GEMM weight layout. No xDSL: the runtime
+layouts, the dtype whitelist, the JSON of kernel args, the packed GEMM weight layout and the control-flow kernels
+(whose first operands are nested blobs). No xDSL: the runtime
 imports this package and nothing of the compiler. Encoding: ``nnkiln.blob.writer``; validating decoding:
 ``nnkiln.blob.reader``.
 """
@@ -80,6 +81,11 @@ KIND_OF_CODE: dict[int, Kind] = {v: k for k, v in DTYPE_CODES.items()}
 
 PANEL_WIDTH = 16
 """Columns per panel of packed GEMM weights (``b_panels``)."""
+
+CONTROL_FLOW_KERNELS = frozenset({"tosa.cond_if", "tosa.while_loop"})
+"""The kernels of control-flow tasks: their first two ``ins`` are CONSTANT buffers holding complete blobs (the
+programs of the op's two regions; docs/blob-format.md, "Control flow"). The one list of them: the compiler writes
+such tasks, the runtime loads their programs, ``nnkiln inspect`` describes them."""
 
 
 def pack_panels(b_kn: np.ndarray, width: int = PANEL_WIDTH, out: np.ndarray | None = None) -> np.ndarray:

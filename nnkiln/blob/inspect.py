@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from nnkiln.blob.format import (
+    CONTROL_FLOW_KERNELS,
     VERSION_MAJOR,
     VERSION_MINOR,
     Blob,
@@ -24,8 +25,6 @@ from nnkiln.blob.format import (
     constants_u8,
 )
 from nnkiln.blob.reader import decode
-
-_CONTROL = ("tosa.cond_if", "tosa.while_loop")
 
 
 def _programs(blob: Blob, task: Any) -> list[dict[str, Any]]:
@@ -69,7 +68,7 @@ def describe(blob: Blob) -> dict[str, Any]:
         "index": i, "executor": t.executor, "executor_index": t.executor_index, "kernel": t.kernel,
         "attrs": _to_json(t.args.get("attrs", {})), "post_ops": _to_json(t.args.get("post_ops", [])),
         "inputs": list(t.ins), "outputs": list(t.outs), "waits": list(t.waits), "updates": list(t.updates),
-        **({"programs": _programs(blob, t)} if t.kernel in _CONTROL else {}),
+        **({"programs": _programs(blob, t)} if t.kernel in CONTROL_FLOW_KERNELS else {}),
     } for i, t in enumerate(blob.tasks)]
     barriers = [{
         "index": i, "physical_id": b.physical_id, "producers": b.producers, "consumers": b.consumers,

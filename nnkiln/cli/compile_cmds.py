@@ -192,8 +192,9 @@ def run_parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from nnkiln.arrayfiles import load_inputs
     from nnkiln.runtime import load_blob
-    from nnkiln.runtime.io import load_inputs, report_outputs
+    from nnkiln.runtime.io import report_outputs
 
     exe = load_blob(args.blob, threads=args.threads)
     inputs = load_inputs(args.input)

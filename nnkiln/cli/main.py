@@ -52,9 +52,10 @@ _EXPECTED = re.compile(r"//\s*expected-error\s*(?:@[+-]?\d+)?\s*\{\{(.*?)\}\}")
 
 
 def cmd_opt(args: argparse.Namespace) -> int:
-    from nnkiln.ir.passes import PassManager, parse_pass_pipeline
+    from nnkiln.ir.passes import PassManager
     from nnkiln.ir.text import parse_module, print_module, split_input_file
     from nnkiln.ir.verify import verify_module
+    from nnkiln.pipelines.text import parse_pass_pipeline
 
     text = _read(args.file)
     passes = parse_pass_pipeline(args.passes) if args.passes else []
@@ -194,8 +195,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             argv.append(f"--threads={args.threads}")
         return run_main(argv)
 
+    from nnkiln.arrayfiles import load_inputs
     from nnkiln.frontends import detect_format, load
-    from nnkiln.runtime.io import load_inputs, report_outputs
+    from nnkiln.runtime.io import report_outputs
 
     inputs = load_inputs(args.input or [])
     shapes = _parse_shapes(args.shape)

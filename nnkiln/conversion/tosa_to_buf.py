@@ -3,12 +3,13 @@
 What:
 - ``tosa.const`` / ``const.declare`` → ``buf.const`` (the numpy data, lazy transformations applied).
 - ``tosa.reshape`` → ``buf.reshape`` (a view: same bytes); ``tosa.identity`` → an alias (no op).
-- ``tosa.slice`` of one contiguous byte range (the dimensions before the first partial one have extent
-  1, those after it are whole) of an input or computed buffer → ``buf.subview`` (a view, no copy).
-- ``tosa.concat`` along an axis with only extent-1 dimensions before it (each input is one contiguous
-  range of the result) → the result buffer is allocated first; an input that is a kernel result used
-  only there is written by its kernel straight into its ``buf.subview`` of the result, any other is
-  copied there (``buf.copy``); ``buf.concat_view`` then orders those writes before the result's uses.
+- with the option ``views`` (the default): ``tosa.slice`` of one contiguous byte range (the dimensions before
+  the first partial one have extent 1, those after it are whole) of an input or computed buffer →
+  ``buf.subview`` (a view, no copy); ``tosa.concat`` along an axis with only extent-1 dimensions before it
+  (each input is one contiguous range of the result) → the result buffer is allocated first; an input that
+  is a kernel result used only there is written by its kernel straight into its ``buf.subview`` of the
+  result, any other is copied there (``buf.copy``); ``buf.concat_view`` then orders those writes before the
+  result's uses. ``views=false`` (the reference pipeline): SLICE and CONCAT are kernels like any op.
 - every other tosa op → ``buf.alloc`` per result + ``buf.kernel "<op name>" ins(operands) outs(allocs)``;
   ``attrs`` = the op's properties unchanged, plus the defaults of absent optional properties (so a
   kernel gets exactly the ``attr_values()`` the reference interpreter uses).
@@ -19,10 +20,12 @@ What:
   output argument as its ``outs`` (through a ``buf.reshape`` of the output argument when the output
   is a reshape of the kernel's result). An output that is an input, a constant, a view of either,
   or a value already written into another output gets an explicit ``buf.copy`` into its buffer.
-- ``tosa.cond_if``, ``tosa.while_loop``: each region becomes a program of its own, compiled by the same
-  pipeline (``regions_to_programs``); the op becomes one ``buf.kernel`` whose first operands are the
-  programs' blob bytes (``buf.const`` of i8) and whose ``attrs`` are ``num_inputs`` (the input list's
-  length) and ``region_inputs`` (per region, 1 if its program takes the input list).
+- ``tosa.cond_if``, ``tosa.while_loop`` (the blob format's ``CONTROL_FLOW_KERNELS``): each region becomes a
+  program of its own (``regions_to_programs``), compiled by a nested pass pipeline: the passes
+  ``region_passes(region_pipeline, target)`` returns (``nnkiln.pipelines`` sets that callable; a textual
+  pipeline's ``tosa-to-buf`` gets it too). The op becomes one ``buf.kernel`` whose first operands are the
+  programs' blob bytes (``buf.const`` of i8) and whose ``attrs`` are ``num_inputs`` (the input list's length)
+  and ``region_inputs`` (per region, 1 if its program takes the input list).
 - ``tosa.custom``: a ``buf.kernel "tosa.custom"`` like any op; the runtime looks its ``identifier`` up in
   its custom-kernel registry (``nnkiln.runtime.register_custom``).
 
@@ -32,8 +35,10 @@ Legal before: verified tosa IR, functions with tensor arguments/results. After: 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -50,7 +55,10 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpec
 
+from nnkiln.blob.format import CONTROL_FLOW_KERNELS
+from nnkiln.conversion.regions_to_programs import ProgramCompiler, outline, program_bytes, takes_input_list
 from nnkiln.dialects.buf import (
     AllocOp,
     ConcatViewOp,
@@ -62,7 +70,7 @@ from nnkiln.dialects.buf import (
     base_buffer,
     contiguous_box,
 )
-from nnkiln.errors import NotExecutableError
+from nnkiln.errors import NotExecutableError, PassError
 
 _ALIASES = ("tosa.identity",)
 _VIEWS = ("tosa.reshape",)
@@ -150,7 +158,7 @@ def _view_concats(func: FuncOp, dest: dict[SSAValue, tuple[SSAValue, list[int] |
     return slots
 
 
-_NO_SLOT = ("tosa.const", "tosa.concat", "tosa.slice", "tosa.cond_if", "tosa.while_loop", *_VIEWS, *_ALIASES)
+_NO_SLOT = frozenset({"tosa.const", "tosa.concat", "tosa.slice", *CONTROL_FLOW_KERNELS, *_VIEWS, *_ALIASES})
 """Producers that do not write a buffer of their own here (views, aliases, constants, nested concats)
 or whose kernels take no view outputs (control flow)."""
 
@@ -171,8 +179,9 @@ def _program_const(data) -> ConstOp:  # noqa: ANN001
     return ConstOp(from_numpy(data, t), memref_of(t))
 
 
-def convert_function(func: FuncOp, pipeline: str = "default") -> FuncOp:
-    from nnkiln.conversion.regions_to_programs import CONTROL_FLOW, outline, takes_input_list
+def convert_function(func: FuncOp, views: bool, compile_program: ProgramCompiler) -> FuncOp:
+    """The bufferized ``func`` (see the module docstring); ``compile_program`` compiles the programs of control-flow
+    regions."""
     from nnkiln.reference.interpreter import input_names, output_names
 
     old = func.body.block
@@ -191,7 +200,7 @@ def convert_function(func: FuncOp, pipeline: str = "default") -> FuncOp:
     dest = _destinations(func, out_args)
     env: dict[SSAValue, SSAValue] = dict(zip(old.args, in_args))
     claimed: set[SSAValue] = set()  # output arguments some kernel writes
-    slots = _view_concats(func, dest) if pipeline != "reference" else {}
+    slots = _view_concats(func, dest) if views else {}
     concat_buffers: dict[Operation, SSAValue] = {}
 
     def add(op: Operation) -> Operation:
@@ -248,7 +257,7 @@ def convert_function(func: FuncOp, pipeline: str = "default") -> FuncOp:
             env[op.results[0]] = env[op.operands[0]]
         elif op.name in _VIEWS:
             env[op.results[0]] = add(ReshapeOp(env[op.operands[0]], memref_of(op.results[0].type))).results[0]
-        elif op.name == "tosa.slice" and pipeline != "reference" and _contiguous_slice(op) and not isinstance(
+        elif op.name == "tosa.slice" and views and _contiguous_slice(op) and not isinstance(
                 base_buffer(env[op.operands[0]]).owner, ConstOp):
             src = env[op.operands[0]]
             view = SubviewOp(src, op.properties["start"].get_values(), op.properties["size"].get_values(),  # type: ignore[attr-defined]
@@ -256,8 +265,8 @@ def convert_function(func: FuncOp, pipeline: str = "default") -> FuncOp:
             env[op.results[0]] = add(view).results[0]
         elif op in viewed_concats:
             convert_concat(op)
-        elif op.name in CONTROL_FLOW:
-            programs, operands = outline(op, pipeline)
+        elif op.name in CONTROL_FLOW_KERNELS:
+            programs, operands = outline(op, compile_program)
             blobs = [add(_program_const(p)).results[0] for p in programs]
             attrs = DictionaryAttr({
                 "num_inputs": IntegerAttr(len(op.input_list), 64),  # type: ignore[attr-defined]
@@ -281,18 +290,45 @@ def _is_view_of(value: SSAValue, arg: SSAValue) -> bool:
     return base_buffer(value) is arg and isinstance(value.owner, (KernelOp, ReshapeOp, ConcatViewOp))
 
 
+RegionPasses = Callable[[str, str], Sequence[ModulePass]]
+"""``(pipeline name, target name)`` → fresh passes lowering a tosa-level module ``@main`` to the rt level."""
+
+
 @dataclass(frozen=True)
 class TosaToBuf(ModulePass):
     """Bufferize every ``func.func`` of the module (see the module docstring)."""
 
     name = "tosa-to-buf"
-    pipeline: str = "default"
-    """The pipeline that compiles the programs of control-flow regions."""
+    views: bool = True
+    """Lower contiguous SLICEs and CONCATs to views (False: to kernels, as every other op)."""
+    target: str = "cpu"
+    """The target the programs of control-flow regions are compiled for."""
+    region_pipeline: str = "default"
+    """The pipeline that compiles the programs of control-flow regions (its name is recorded in their blobs)."""
+    region_passes: RegionPasses | None = field(default=None, compare=False, repr=False)
+    """Gives the passes of ``region_pipeline`` for ``target`` (on one executor queue). Set by ``nnkiln.pipelines``,
+    which lists the conversions (they do not import it); a Python callable, not a command-line option."""
+
+    def spec(self, *, include_default: bool = False) -> ArgSpec:
+        """The pass's command-line options (without ``region_passes``)."""
+        return ModulePass.spec(replace(self, region_passes=None), include_default=include_default)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
             if any(isinstance(a.type, TensorType) for a in func.body.block.args) or func.function_type.outputs.data:
-                new = convert_function(func, self.pipeline)
+                new = convert_function(func, self.views, self._program_compiler(ctx))
                 op.body.block.insert_op_before(new, func)
                 func.detach()
                 func.erase(safe_erase=False)
+
+    def _program_compiler(self, ctx: Context) -> ProgramCompiler:
+        """Compiles a region's module by a nested pipeline: fresh passes of ``region_pipeline`` for ``target``."""
+
+        def compile_program(module: ModuleOp) -> np.ndarray:
+            if self.region_passes is None:
+                raise PassError("tosa-to-buf has no passes for the programs of control-flow regions (region_passes, "
+                                "set by nnkiln.pipelines)")
+            passes = self.region_passes(self.region_pipeline, self.target)
+            return program_bytes(module, passes, ctx, target=self.target, pipeline=self.region_pipeline)
+
+        return compile_program

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.utils.arg_spec import parse_pipeline
 
-from nnkiln.ir.errors import InputError, NnkilnError, PassError, VerifyError
+from nnkiln.ir.errors import NnkilnError, PassError, VerifyError
 from nnkiln.ir.text import print_module
 from nnkiln.ir.verify import verify_module
 
@@ -79,32 +78,6 @@ class PassManager:
         for t in self.timings:
             self.stream.write(f"  {t.seconds:10.4f} s ({100 * t.seconds / total:5.1f}%)  {t.name}"
                               f"  (+ {t.verify_seconds:.4f} s verify)\n")
-
-
-def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """Every registered pass by name (see ``nnkiln.transforms``)."""
-    from nnkiln.transforms import registry
-
-    return registry()
-
-
-def parse_pass_pipeline(spec: str) -> list[ModulePass]:
-    """``"canonicalize,cse,fold-constants{max-elements=1024}"`` → pass instances; unknown names are an InputError."""
-    passes = available_passes()
-    result: list[ModulePass] = []
-    try:
-        specs = list(parse_pipeline(spec))
-    except Exception as err:
-        raise InputError(f"bad pass pipeline '{spec}': {err}") from None
-    unknown = [s.name for s in specs if s.name not in passes]
-    if unknown:
-        raise InputError(f"unknown pass(es) {unknown}; available: {', '.join(sorted(passes))}")
-    for s in specs:
-        try:
-            result.append(passes[s.name]().from_pass_spec(s))
-        except Exception as err:
-            raise InputError(f"bad options for pass '{s.name}': {err}") from None
-    return result
 
 
 def pass_names(passes: Iterable[ModulePass]) -> list[str]:

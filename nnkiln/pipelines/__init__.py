@@ -12,8 +12,13 @@ all the program's threads), every instance otherwise; ``queues=Q`` asks for Q (i
 then single-threaded). Measured on the 2-core machine at 2 threads: ResNet-18 31.6 ms on one queue whose
 kernels use both cores vs 56.1 ms on two queues, BERT-tiny 4.1 vs 5.5 ms.
 
+Control flow: ``tosa-to-buf`` compiles the program of each region of ``tosa.cond_if`` / ``tosa.while_loop`` by a
+nested pass pipeline, the same pipeline for the same target on one queue (``region_passes``; the region programs
+run on the thread count of the program that loads them). The pipeline gives ``tosa-to-buf`` that function, as a
+callable: conversions do not import this module.
+
 ``pipeline(name, target)`` returns fresh pass instances; ``describe(name)`` prints the pass list
-(mlir-opt pipeline syntax, one pass per line).
+(mlir-opt pipeline syntax, one pass per line); ``nnkiln.pipelines.text`` parses a textual pass list.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ def _reference(target: Target, queues: int) -> list[ModulePass]:
     from nnkiln.transforms.rt.assign_physical_barriers import AssignPhysicalBarriers
 
     return [
-        TosaToBuf(pipeline="reference"),
+        TosaToBuf(views=False, target=target.name, region_pipeline="reference", region_passes=region_passes),
         WrapIntoAsyncRegions(target=target.name, threads=queues),
         StaticAllocation(target=target.name),
         OptimizeAsyncDeps(),
@@ -73,7 +78,7 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
         FoldBiasAdd(),
         Dce(),
         SplitBatch(target=target.name),
-        TosaToBuf(),
+        TosaToBuf(target=target.name, region_pipeline="default", region_passes=region_passes),
         FusePostOps(),
         WrapIntoAsyncRegions(target=target.name, threads=queues),
         OptimizeAsyncDeps(),
@@ -89,9 +94,14 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
 
 
 def _spec(p: ModulePass) -> str:
-    """``name{opt-name=value ...}`` with the command line's dashed option names."""
+    """``name{opt-name=value ...}`` with the command line's dashed option names and values (``true``/``false``,
+    lists joined by commas): ``nnkiln.pipelines.text`` parses it back into the same pass."""
+
+    def value(v: object) -> str:
+        return str(v).lower() if isinstance(v, bool) else str(v)
+
     spec = p.pipeline_pass_spec()
-    opts = " ".join(f"{k.replace('_', '-')}={' '.join(str(v) for v in vals)}" for k, vals in spec.parameters.items())
+    opts = " ".join(f"{k.replace('_', '-')}={','.join(value(v) for v in vals)}" for k, vals in spec.parameters.items())
     return f"{spec.name}{{{opts}}}" if opts else spec.name
 
 
@@ -120,6 +130,12 @@ def pipeline(name: str, target: Target | None = None, queues: int | None = None)
     return PIPELINES[name](target, queues)
 
 
+def region_passes(name: str, target: str) -> list[ModulePass]:
+    """The passes that compile the program of a control-flow region inside pipeline ``name`` for target ``target``:
+    that pipeline on one executor queue (given to ``tosa-to-buf``, see the module docstring)."""
+    return pipeline(name, get_target(target), queues=1)
+
+
 def describe(name: str, target: Target | None = None, stream: TextIO | None = None) -> str:
     """Print (and return) the pass list of pipeline ``name``, one pass spec per line."""
     lines = [_spec(p) for p in pipeline(name, target)]
@@ -128,4 +144,4 @@ def describe(name: str, target: Target | None = None, stream: TextIO | None = No
     return text
 
 
-__all__ = ["PIPELINES", "default_queues", "describe", "pipeline"]
+__all__ = ["PIPELINES", "default_queues", "describe", "pipeline", "region_passes"]

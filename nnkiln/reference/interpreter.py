@@ -24,7 +24,8 @@
 - **Outputs** are writable arrays that own their memory: never views of constants, of inputs or of
   each other.
 
-``load_inputs`` and ``save_outputs`` read and write ``.npy``/``.npz`` files for the command line.
+``load_inputs`` and ``save_outputs`` read and write ``.npy``/``.npz`` files for the command line
+(``nnkiln.arrayfiles``, shared with the runtime's command line).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from nnkiln.arrayfiles import load_inputs, save_outputs
 from nnkiln.dialects.tosa.base import Kind, kind_of
 from nnkiln.ir.elements import dtype_of
 from nnkiln.ir.errors import InputError, NotExecutableError, VerifyError
@@ -373,11 +375,6 @@ def run(module: ModuleOp, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
     outs = _owned_copies(outs, [*user_arrays, *args])
     return dict(zip(names, outs))
 
-
-# ----------------------------------------------------------------------------------------------
-# Files for the command line: one implementation, shared with the runtime (it imports no xDSL).
-
-from nnkiln.runtime.io import load_inputs, save_outputs  # noqa: E402
 
 __all__ = [
     "NAME_ATTR",

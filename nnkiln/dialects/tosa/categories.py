@@ -5,6 +5,10 @@
   index (after broadcasting), so the op commutes with transposes and works on any slice of its operands.
   TABLE (its table operand is not a layout tensor) and IDENTITY are not in it.
 - ``REDUCTIONS``: REDUCE_ALL/ANY/MAX/MIN/PRODUCT/SUM (§2.8), each over one ``axis``.
+- ``CONV2D_LIKE``: CONV2D and its special cases DEPTHWISE_CONV2D (one group per input channel) and FULLY_CONNECTED
+  (a 1x1 convolution of a 1x1 image) (§2.3): a weighted sum of the input plus a per-output-channel ``bias``, the
+  output channel being the last axis of the result. Passes that fold into the accumulator or the bias use it
+  (``fold-bias-add``, ``fuse-post-ops``).
 """
 
 from __future__ import annotations
@@ -21,4 +25,6 @@ ELEMENTWISE = frozenset({
 REDUCTIONS = frozenset({"tosa.reduce_all", "tosa.reduce_any", "tosa.reduce_max", "tosa.reduce_min",
                         "tosa.reduce_product", "tosa.reduce_sum"})
 
-__all__ = ["ELEMENTWISE", "REDUCTIONS"]
+CONV2D_LIKE = frozenset({"tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected"})
+
+__all__ = ["CONV2D_LIKE", "ELEMENTWISE", "REDUCTIONS"]

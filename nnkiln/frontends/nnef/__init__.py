@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 from nnkiln.frontends.nnef.ast import Document
+from nnkiln.frontends.nnef.container import Container, QuantInfo, check_main, load_container, parse_quant
 from nnkiln.frontends.nnef.document import parse_document, standard_fragments
-
-__all__ = ["Document", "parse_document", "standard_fragments"]
-
-from nnkiln.frontends.nnef.container import Container, QuantInfo, check_main, load_container, parse_quant  # noqa: E402
-from nnkiln.frontends.nnef.expand import FlatGraph, FlatOp, TensorRef, expand  # noqa: E402
-from nnkiln.frontends.nnef.tensor_file import ItemType, TensorData, read_tensor, write_tensor  # noqa: E402
-
-__all__ += ["Container", "FlatGraph", "FlatOp", "ItemType", "QuantInfo", "TensorData", "TensorRef", "check_main",
-            "expand", "load_container", "parse_quant", "read_tensor", "write_tensor"]
+from nnkiln.frontends.nnef.expand import FlatGraph, FlatOp, TensorRef, expand
+from nnkiln.frontends.nnef.tensor_file import ItemType, TensorData, read_tensor, write_tensor
 
 
 def load_nnef(path: str, shapes=None, *, lenient: bool = False):  # noqa: ANN001, ANN201
@@ -26,4 +20,6 @@ def load_nnef(path: str, shapes=None, *, lenient: bool = False):  # noqa: ANN001
     return _load(path, shapes, lenient=lenient)
 
 
-__all__ += ["load_nnef"]
+__all__ = ["Container", "Document", "FlatGraph", "FlatOp", "ItemType", "QuantInfo", "TensorData", "TensorRef",
+           "check_main", "expand", "load_container", "load_nnef", "parse_document", "parse_quant", "read_tensor",
+           "standard_fragments", "write_tensor"]

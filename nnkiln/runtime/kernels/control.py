@@ -1,8 +1,9 @@
 """Runtime kernels of control flow (``tosa.cond_if``, ``tosa.while_loop``) and of ``tosa.custom``.
 
-Control flow (operands as ``nnkiln.conversion.regions_to_programs`` lays them out): the first two inputs of
-the task are constants holding the blobs of the op's region programs; they are decoded and validated, and
-their executables built, when the parent blob is loaded (a tampered nested blob is a ``BlobError`` then).
+Control flow (``CONTROL``, the blob format's ``CONTROL_FLOW_KERNELS``; operands as
+``nnkiln.conversion.regions_to_programs`` lays them out): the first two inputs of the task are constants holding
+the blobs of the op's region programs; they are decoded and validated, and their executables built, when the
+parent blob is loaded (a tampered nested blob is a ``BlobError`` then).
 Each program's inputs and outputs must match the task's buffers (count, kind and shape).
 
 - COND_IF (TOSA §2.16.1): reads the condition, runs the ``then`` or ``else`` program on the input list (if the
@@ -24,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from nnkiln.blob.format import CONTROL_FLOW_KERNELS as CONTROL
 from nnkiln.blob.format import BufferDesc, Memory, TaskDesc
 from nnkiln.errors import BlobError, NotExecutableError
 
-CONTROL = ("tosa.cond_if", "tosa.while_loop")
 TaskFn = Callable[[Sequence[np.ndarray]], None]
 
 

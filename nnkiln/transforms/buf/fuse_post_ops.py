@@ -39,18 +39,18 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from nnkiln.dialects.buf import AllocOp, ConstOp, KernelOp, ReshapeOp, SubviewOp
+from nnkiln.dialects.tosa.categories import CONV2D_LIKE
 from nnkiln.kinds import FLOAT_KINDS
 
-ELEMENTWISE_PRODUCERS = frozenset({"tosa.add", "tosa.sub", "tosa.mul", "tosa.maximum", "tosa.minimum", "tosa.exp",
-                                   "tosa.tanh", "tosa.sigmoid", "tosa.clamp", "tosa.abs", "tosa.negate",
-                                   "tosa.reciprocal", "tosa.rsqrt"})
-PRODUCERS = frozenset({"tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected", "tosa.matmul",
-                       "tosa.avg_pool2d", "tosa.reduce_sum", "tosa.reduce_max", "tosa.reduce_min"}) | ELEMENTWISE_PRODUCERS
 UNARY_POST_OPS = frozenset({"tosa.clamp", "tosa.sigmoid", "tosa.tanh", "tosa.rescale", "tosa.exp", "tosa.abs",
                             "tosa.negate", "tosa.reciprocal", "tosa.rsqrt"})
 BINARY_POST_OPS = frozenset({"tosa.add", "tosa.mul", "tosa.sub", "tosa.maximum", "tosa.minimum"})
 LHS_ONLY = frozenset({"tosa.sub"})
 """Binary post-ops fused only when the producer's result is their first operand (not commutative)."""
+ELEMENTWISE_PRODUCERS = (UNARY_POST_OPS | BINARY_POST_OPS) - {"tosa.rescale"}
+"""Every float post-op is itself a fusable producer (RESCALE is not: its results are integers)."""
+PRODUCERS = CONV2D_LIKE | {"tosa.matmul", "tosa.avg_pool2d", "tosa.reduce_sum", "tosa.reduce_max",
+                           "tosa.reduce_min"} | ELEMENTWISE_PRODUCERS
 
 
 _POS: dict[Operation, float] = {}

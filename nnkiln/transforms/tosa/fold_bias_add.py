@@ -31,9 +31,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nnkiln.dialects.tosa.categories import CONV2D_LIKE as PRODUCERS
 from nnkiln.ir.elements import from_numpy, to_numpy
 
-PRODUCERS = frozenset({"tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected"})
 FOLDABLE = frozenset({"tosa.add", "tosa.sub", "tosa.mul"})
 
 

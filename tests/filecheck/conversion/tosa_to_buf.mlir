@@ -1,4 +1,5 @@
 // RUN: nnkiln opt %s -p tosa-to-buf | filecheck %s
+// RUN: nnkiln opt %s -p 'tosa-to-buf{views=false}' | filecheck %s --check-prefix=PLAIN
 
 // Inputs first, then one output buffer per result (nnkiln.name / nnkiln.io); no results.
 // Each op: buf.alloc + buf.kernel with the op's properties in attrs; the kernel producing an output
@@ -71,6 +72,18 @@ func.func @control_flow(%x: tensor<2xi32>, %c: tensor<i1>) -> tensor<2xi32> {
 // CHECK-NEXT: %[[CP:.*]] = buf.copy ins(%x : memref<2x2x3xf32>) outs(%[[SLOT1]] : memref<2x2x3xf32>)
 // CHECK-NEXT: %[[V:.*]] = buf.concat_view ins(%[[E]], %[[CP]] : memref<1x2x3xf32>, memref<2x2x3xf32>) outs(%[[CAT]] : memref<3x2x3xf32>)
 // CHECK-NEXT: %{{.*}} = buf.kernel "tosa.abs" ins(%[[V]] : memref<3x2x3xf32>) outs(%out0 : memref<3x2x3xf32>)
+// With views=false (the reference pipeline's lowering) the same SLICEs and CONCAT are kernels writing buffers
+// of their own.
+// PLAIN-LABEL: func.func @views
+// PLAIN-NEXT: %[[A:.*]] = buf.alloc : memref<1x2x3xf32>
+// PLAIN-NEXT: %[[S0:.*]] = buf.kernel "tosa.slice" ins(%x : memref<2x2x3xf32>) outs(%[[A]] : memref<1x2x3xf32>)
+// PLAIN-NEXT: %{{.*}} = buf.kernel "tosa.slice" ins(%x : memref<2x2x3xf32>) outs(%out1 : memref<2x2x1xf32>)
+// PLAIN-NEXT: %[[B:.*]] = buf.alloc : memref<1x2x3xf32>
+// PLAIN-NEXT: %[[E:.*]] = buf.kernel "tosa.exp" ins(%[[S0]] : memref<1x2x3xf32>) outs(%[[B]] : memref<1x2x3xf32>)
+// PLAIN-NEXT: %[[CAT:.*]] = buf.alloc : memref<3x2x3xf32>
+// PLAIN-NEXT: %[[C:.*]] = buf.kernel "tosa.concat" ins(%[[E]], %x : memref<1x2x3xf32>, memref<2x2x3xf32>) outs(%[[CAT]] : memref<3x2x3xf32>)
+// PLAIN-NEXT: %{{.*}} = buf.kernel "tosa.abs" ins(%[[C]] : memref<3x2x3xf32>) outs(%out0 : memref<3x2x3xf32>)
+// PLAIN-NEXT: func.return
 func.func @views(%x: tensor<2x2x3xf32>) -> (tensor<3x2x3xf32>, tensor<2x2x1xf32>) {
   %s0 = tosa.slice %x {start = array<i64: 1, 0, 0>, size = array<i64: 1, 2, 3>} : (tensor<2x2x3xf32>) -> tensor<1x2x3xf32>
   %s1 = tosa.slice %x {start = array<i64: 0, 0, 1>, size = array<i64: 2, 2, 1>} : (tensor<2x2x3xf32>) -> tensor<2x2x1xf32>

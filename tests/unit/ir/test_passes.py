@@ -11,8 +11,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from nnkiln.ir.errors import InputError, PassError
-from nnkiln.ir.passes import PassManager, parse_pass_pipeline
+from nnkiln.ir.passes import PassManager
 from nnkiln.ir.text import parse_module
+from nnkiln.pipelines.text import parse_pass_pipeline
 
 GRAPH = """
 func.func @main(%a: tensor<2x3xi32>, %b: tensor<1x3xi32>) -> tensor<2x3xi32> {

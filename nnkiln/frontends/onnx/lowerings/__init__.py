@@ -49,6 +49,8 @@ _FAMILIES = (
     "elementwise_cast",
     "approx",
     "nn",
+    "nn_conv",
+    "nn_norm",
     "shape_views",
     "shape_gather",
     "shape_generate",
@@ -59,6 +61,10 @@ _FAMILIES = (
     "quant_qdq_fusion",
     "control",
     "composite",
+    "composite_attention",
+    "composite_loss",
+    "composite_rnn",
+    "composite_signal",
     "composite_more",
 )
 

@@ -16,7 +16,7 @@ from nnkiln.frontends.common.layout import transpose
 from nnkiln.frontends.common.nn import pad_value
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings.composite import (
+from nnkiln.frontends.onnx.lowerings._composite_common import (
     FLOAT_KINDS,
     Result,
     add,

@@ -13,7 +13,7 @@ from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings.composite import (
+from nnkiln.frontends.onnx.lowerings._composite_common import (
     Result,
     cast,
     const_k,

@@ -27,8 +27,7 @@ from nnkiln.frontends.common.layout import transpose
 from nnkiln.frontends.common.nn import slice_value
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings._shape_common import gather_flat, runtime_indices
-from nnkiln.frontends.onnx.lowerings.composite import (
+from nnkiln.frontends.onnx.lowerings._composite_common import (
     FLOAT_KINDS,
     Result,
     add,
@@ -55,6 +54,7 @@ from nnkiln.frontends.onnx.lowerings.composite import (
     unary,
     val,
 )
+from nnkiln.frontends.onnx.lowerings._shape_common import gather_flat, runtime_indices
 from nnkiln.frontends.onnx.lowerings.composite_signal import _dft_matrix
 
 _SENTINEL_INT = {Kind.I8: -(2**7), Kind.I16: -(2**15), Kind.I32: -(2**31)}

@@ -25,7 +25,7 @@ from nnkiln.frontends.common.layout import transpose
 from nnkiln.frontends.common.nn import slice_value
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings.composite import (
+from nnkiln.frontends.onnx.lowerings._composite_common import (
     Result,
     add,
     bmm,

@@ -12,7 +12,7 @@ from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.layout import transpose
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings.composite import Result, bmm, const_k, float_input, scalar_const, val
+from nnkiln.frontends.onnx.lowerings._composite_common import Result, bmm, const_k, float_input, scalar_const, val
 
 # ------------------------------------------------------------------------------------------------
 # DFT, windows, MelWeightMatrix

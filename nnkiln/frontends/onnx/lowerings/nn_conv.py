@@ -28,7 +28,7 @@ from nnkiln.frontends.common.layout import channels_first_perm, channels_last_pe
 from nnkiln.frontends.common.padding import auto_pad_pairs, onnx_pads_to_pairs
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings.nn import (
+from nnkiln.frontends.onnx.lowerings._nn_common import (
     add,
     const_like,
     etype,
@@ -37,6 +37,7 @@ from nnkiln.frontends.onnx.lowerings.nn import (
     scalar,
     shape_of,
     single_output,
+    sqrt,
     value_of,
 )
 
@@ -367,7 +368,6 @@ def LpPool(ctx: NodeContext) -> Result:
     bit-exact; checked against onnxruntime)."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import PowOp
     from nnkiln.dialects.tosa.ops_elementwise_unary import AbsOp
-    from nnkiln.frontends.onnx.lowerings.nn import sqrt
 
     p = int(ctx.attr("p", 2))
     if p < 1:

@@ -17,7 +17,7 @@ from xdsl.ir import SSAValue
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import lowering
-from nnkiln.frontends.onnx.lowerings.nn import (
+from nnkiln.frontends.onnx.lowerings._nn_common import (
     add,
     const_like,
     etype,

@@ -40,6 +40,7 @@ from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.layout import transpose
 from nnkiln.frontends.onnx.importer import NodeContext
+from nnkiln.frontends.onnx.lowerings._composite_common import bmm
 from nnkiln.frontends.onnx.lowerings._shape_common import Result, require_nonempty
 
 
@@ -117,8 +118,6 @@ def resize_by_matrices(ctx: NodeContext, mode: str, ctm: str, nearest_mode: str,
                        roi: np.ndarray | None, extrapolation: float) -> list[Result]:
     """Resize input 0 to ``out`` (coordinate scales ``scl``; ``roi`` = starts then ends, per axis) through
     one constant-matrix MATMUL per resized axis (see the module docstring)."""
-    from nnkiln.frontends.onnx.lowerings.composite import bmm
-
     data = ctx.input(0)
     mode = "linear" if mode == "bilinear" else mode
     if data.kind is not Kind.F32:
