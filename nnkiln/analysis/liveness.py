@@ -38,17 +38,18 @@ class Interval:
         return self.first <= other.last and other.first <= self.last
 
 
-def task_buffers(ex: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
-    """(bases read, bases written) by the ops inside a task."""
-    reads: set[SSAValue] = set()
-    writes: set[SSAValue] = set()
+def task_buffers(ex: Operation) -> tuple[dict[SSAValue, None], dict[SSAValue, None]]:
+    """(bases read, bases written) by the ops inside a task, each in the order the ops use them (ordered sets:
+    the allocator's ties break by this order, so a compile gives the same plan every time)."""
+    reads: dict[SSAValue, None] = {}
+    writes: dict[SSAValue, None] = {}
     for op in ex.walk():
         ins = getattr(op, "ins", None)
         outs = getattr(op, "outs", None)
         if ins is None or outs is None or op is ex:
             continue
-        reads.update(base_buffer(v) for v in ins)
-        writes.update(base_buffer(v) for v in outs)
+        reads.update((base_buffer(v), None) for v in ins)
+        writes.update((base_buffer(v), None) for v in outs)
     return reads, writes
 
 
@@ -58,7 +59,7 @@ def buffer_intervals(block: Block, alignment: int = 1) -> list[Interval]:
     tasks = [op for op in block.ops if isinstance(op, ExecuteOp)]
     for pos, ex in enumerate(tasks):
         reads, writes = task_buffers(ex)
-        for b in reads | writes:
+        for b in {**reads, **writes}:
             if not isinstance(b.owner, AllocOp):
                 continue
             iv = intervals.get(b)
