@@ -187,12 +187,14 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
 import ctypes  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
-_OPS = {"tosa.add": 0, "tosa.sub": 1, "tosa.mul": 2, "tosa.maximum": 3, "tosa.minimum": 4,
-        "tosa.exp": 10, "tosa.tanh": 11, "tosa.sigmoid": 12, "tosa.abs": 13, "tosa.negate": 14,
-        "tosa.reciprocal": 15, "tosa.rsqrt": 16, "tosa.clamp": 17,
-        "tosa.reduce_sum": 20, "tosa.reduce_max": 21, "tosa.reduce_min": 22}
-_OP_STORE = 30
-_FULL, _CHAN, _ROWV, _SCAL = 0, 1, 2, 3
+from nnkiln.runtime.native import header  # noqa: E402
+
+_OP = header.enum("nk_op")  # opcodes: binary < EXP <= unary < REDUCE_SUM <= reductions < STORE
+_OPS = {f"tosa.{n.lower()}": _OP[n] for n in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "EXP", "TANH", "SIGMOID",
+                                             "ABS", "NEGATE", "RECIPROCAL", "RSQRT", "CLAMP", "REDUCE_SUM",
+                                             "REDUCE_MAX", "REDUCE_MIN")}
+_OP_STORE = _OP["STORE"]
+_FULL, _CHAN, _ROWV, _SCAL = (header.enum("nk_mode")[m] for m in ("FULL", "CHAN", "ROWV", "SCAL"))
 _PAR_MIN_ELEMENTS = 1 << 13
 """Groups smaller than this run on one thread (waking threads costs more than it saves). The row programs share
 conv.c's pool, whose workers spin for a while after each job: measured on BERT-tiny at 2 threads (in-process,
@@ -202,9 +204,7 @@ _BLOCK_FLOATS = 2048
 """Rows per block: about this many floats (8 KiB per register: a few live registers stay in L1)."""
 
 
-class _Ins(ctypes.Structure):
-    _fields_ = [("op", ctypes.c_int32), ("dst", ctypes.c_int32), ("a", ctypes.c_int32), ("b", ctypes.c_int32),
-                ("lo", ctypes.c_float), ("hi", ctypes.c_float), ("op2", ctypes.c_int32), ("c", ctypes.c_int32)]
+_Ins = header.struct("nk_ins")
 
 
 Ins = tuple[int, int, int, int, float, float, int, int]
@@ -219,12 +219,7 @@ def _rows_lib() -> Any:
     if _LIB is False:
         from nnkiln.runtime import native
 
-        lib = native.load("conv")  # conv.c #includes eltwise_rows.c: one library, one thread pool
-        if lib is not None:
-            lib.nk_rows_run.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
-                                        ctypes.c_ssize_t, ctypes.c_ssize_t, ctypes.c_ssize_t, ctypes.c_int]
-            lib.nk_rows_run.restype = ctypes.c_int
-        _LIB = lib
+        _LIB = native.load()  # conv.c #includes eltwise_rows.c: one library, one thread pool
     return _LIB
 
 
@@ -452,7 +447,7 @@ def _try_add(g: _Group, ti: int, prog: list[tuple], buffers: Sequence[BufferDesc
             ops.append(o)
         dst = nregs
         nregs += 1
-        if code >= 20:  # reduction: a row scalar
+        if code >= _OP["REDUCE_SUM"]:  # reduction: a row scalar
             cur_scalar = True
         elif len(ops) == 2:
             cur_scalar = ops[0][1] and ops[1][1]
@@ -523,15 +518,16 @@ def _live_after(region: tuple[Any, int, int, int], after: int, tasks: Sequence[T
     return False
 
 
-_OP_CHAIN, _OP_STEP = 40, 41
-_CHAIN_BINARY = (0, 1, 2, 3, 4)  # add sub mul maximum minimum
-_CHAIN_UNARY = (10, 11, 12, 13, 14, 15, 17)  # exp tanh sigmoid abs negate reciprocal clamp
-_MAX_STEPS = 32
+_OP_CHAIN, _OP_STEP = _OP["CHAIN"], _OP["STEP"]
+_CHAIN_BINARY = tuple(_OP[n] for n in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"))
+_CHAIN_UNARY = tuple(_OP[n] for n in ("EXP", "TANH", "SIGMOID", "ABS", "NEGATE", "RECIPROCAL", "CLAMP"))
+_COMMUTING = (_OP["ADD"], _OP["MUL"])  # float32 add and mul commute exactly
+_MAX_STEPS = header.define("NK_MAX_STEPS")
 
 
 def _sources(i: Ins) -> tuple[int, ...]:
     op, _, a, b, _, _, _, _ = i
-    if op == _OP_STORE or op >= 10:
+    if op == _OP_STORE or op >= _OP["EXP"]:
         return (a,)
     return (a, b)
 
@@ -554,7 +550,7 @@ def _chain_up(ins: list[Ins], vector: dict[int, bool]) -> list[tuple[Ins, list[I
         if op in _CHAIN_BINARY and a != b:
             if a == t:
                 return (_OP_STEP, -1, -1, -1, lo, hi, op, b)
-            if b == t and op in (0, 2):  # add / mul commute exactly
+            if b == t and op in _COMMUTING:
                 return (_OP_STEP, -1, -1, -1, lo, hi, op, a)
         return None
 
@@ -570,7 +566,7 @@ def _chain_up(ins: list[Ins], vector: dict[int, bool]) -> list[tuple[Ins, list[I
                 start, first = a, (_OP_STEP, -1, -1, -1, lo, hi, op, 0)
             elif op in _CHAIN_BINARY and a != b and vector.get(a):
                 start, first = a, (_OP_STEP, -1, -1, -1, lo, hi, op, b)
-            elif op in (0, 2) and a != b and vector.get(b):
+            elif op in _COMMUTING and a != b and vector.get(b):
                 start, first = b, (_OP_STEP, -1, -1, -1, lo, hi, op, a)
         steps: list[Ins] = [first] if first is not None else []
         cur, j = dst, k + 1
@@ -681,7 +677,7 @@ class RowGroup:
                 self.ptrs[k] = v.ctypes.data
         self.modes = (ctypes.c_int32 * len(args))(*[m for _, m in args])
         self.rows, self.c = g.rows, g.c
-        if all(m in (_FULL, _SCAL) for _, m in args) and not any(20 <= i[0] < _OP_STORE for i in ins):
+        if all(m in (_FULL, _SCAL) for _, m in args) and not any(_OP["REDUCE_SUM"] <= i[0] < _OP_STORE for i in ins):
             # purely elementwise over contiguous data: any cut into rows is the same computation;
             # choose rows of at most _BLOCK_FLOATS so a block's registers stay in L1
             total = g.rows * g.c

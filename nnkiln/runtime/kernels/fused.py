@@ -33,6 +33,7 @@ from nnkiln.runtime.kernels import _live_after, _region
 from nnkiln.runtime.kernels.bound import Bound, address, contiguous_f32, slots
 from nnkiln.runtime.kernels.conv import _channel_vector, native_lib, packed_conv_weights, window_geometry
 from nnkiln.runtime.kernels.epilogue import clamp_bounds
+from nnkiln.runtime.native import header
 
 MIN_BYTES = 4 << 20
 """Smallest expanded tensor (bytes) worth fusing. Measured on MobileNetV2 at batch 1, 1 thread (per-kernel times
@@ -119,7 +120,7 @@ class ExpansionDepthwise:
         self.geo = geo[:-1]
         self.copy = bool(geo[-1])
         n, h, w, ci, c, kh, kw, oh, ow, sy, sx, pt, pl = self.geo
-        self.lib = native_lib("conv")
+        self.lib = native_lib()
         self.x, self.y, self.e = pw.ins[0], dw.outs[0], pw.outs[0]
         self.bp = packed_conv_weights(static[pw.ins[1]])  # type: ignore[arg-type]
         self.b1 = _channel_vector(static[pw.ins[2]], c)  # type: ignore[arg-type]
@@ -129,7 +130,7 @@ class ExpansionDepthwise:
         for t in (pw, dw):
             bounds = _clamp_only(t)
             prm = np.array(bounds if bounds else (0.0, 0.0), _F32)
-            self.post.append((1 if bounds else 0, np.array([1], np.intc), prm))
+            self.post.append((1 if bounds else 0, np.array([header.enum("nk_epi")["CLAMP"]], np.intc), prm))
 
     def _args(self, x: np.ndarray, y: np.ndarray, threads: int) -> list[int]:
         n, h, w, ci, c, kh, kw, oh, ow, sy, sx, pt, pl = self.geo
@@ -181,7 +182,7 @@ class TransposedInputConv:
         self.tasks = [i, i + 1]
         self.src = tasks[i].ins[0]
         self.first, self.conv = fns[i], fns[i + 1]
-        self.lib = native_lib("conv")
+        self.lib = native_lib()
 
     def __call__(self, views: Sequence[np.ndarray]) -> None:
         self.first(views)
@@ -217,7 +218,7 @@ def _transposed_input(t: TaskDesc, c: TaskDesc, i: int, tasks: Sequence[TaskDesc
 
 def _pairs(parts: list[Any], make: Callable[[int], Any]) -> list[Any]:
     """``parts`` with every two consecutive tasks ``p, p + 1`` for which ``make(p)`` gives a unit replaced by it."""
-    if native_lib("conv") is None:
+    if native_lib() is None:
         return parts
     out: list[Any] = []
     k = 0

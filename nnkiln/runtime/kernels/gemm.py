@@ -85,7 +85,7 @@ def plan_for(tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc]) -> GemmPl
     weights = {t.ins[1] for t in gemms if not t.args.get("attrs", {}).get("b_panels")}
     total = sum(buffers[b].size for b in weights)
     native = bool(weights) and total <= NATIVE_GEMM_MAX_BYTES and native_gemm_available()
-    shared = native or (paneled and native_lib("conv") is not None)
+    shared = native or (paneled and native_lib() is not None)
     return GemmPlan(native=native, small_flops=SHARED_SMALL_FLOPS if shared else SMALL_FLOPS, pooled=shared)
 
 
