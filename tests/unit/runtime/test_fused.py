@@ -24,10 +24,9 @@ import pytest
 import nnkiln
 from nnkiln.ir.text import parse_module
 from nnkiln.runtime import executable as exmod
-from nnkiln.runtime.kernels import conv as kconv
 from nnkiln.runtime.kernels import fused
 
-pytestmark = pytest.mark.skipif(kconv.native_lib("conv") is None, reason="native library unavailable")
+pytestmark = pytest.mark.native
 RNG = np.random.default_rng(11)
 
 
