@@ -33,8 +33,10 @@
 #include "nnkiln.h"
 
 /* FP exception flags are never read: let the vectoriser if-convert the selects below (results,
- * including NaN/inf, are unchanged; this is not -ffast-math). */
+ * including NaN/inf, are unchanged; this is not -ffast-math). gcc only: clang ignores (and warns about) it. */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
+#endif
 
 /* Opcodes (NK_OP_*), operand modes (NK_MODE_*) and the instruction layout (nk_ins): nnkiln.h. */
 
