@@ -22,3 +22,17 @@ def pytest_collection_modifyitems(config, items):  # noqa: ANN001
         base = path.rsplit("/", 1)[-1]
         if seen.setdefault(base, path) != path:
             raise pytest.UsageError(f"two test modules named {base}: {seen[base]} and {path}; rename one")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tests marked ``native`` need the native library: skipped when ``NNKILN_NO_NATIVE=1`` disables it on
+    purpose, failed (never skipped) when it is missing, so that a broken build cannot pass as a green run."""
+    if item.get_closest_marker("native") is None:
+        return
+    from nnkiln.runtime import native
+
+    if native.disabled():
+        pytest.skip("native kernels disabled by NNKILN_NO_NATIVE")
+    if native.load() is None:
+        pytest.fail(f"this test needs the native library, which is {native.status()}", pytrace=False)

@@ -35,7 +35,10 @@ from nnkiln.kinds import Kind
 
 _OPS = {name: int(op) for name, op in isa.TOSA_OPS.items()}
 _OP_STORE, _OP_CHAIN, _OP_STEP = int(isa.Op.STORE), int(isa.Op.CHAIN), int(isa.Op.STEP)
-_FULL, _CHAN, _ROWV, _SCAL = (int(m) for m in isa.Mode)
+_FULL, _CHAN, _ROWV, _SCAL = (int(isa.Mode[m]) for m in ("FULL", "CHAN", "ROWV", "SCAL"))
+_BINARY = frozenset(int(o) for o in isa.BINARY)
+_REDUCE = frozenset(int(o) for o in isa.REDUCE)
+_COMMUTE = (int(isa.Op.ADD), int(isa.Op.MUL))
 _CHAIN_BINARY = tuple(int(o) for o in isa.CHAIN_BINARY)
 _CHAIN_UNARY = tuple(int(o) for o in isa.CHAIN_UNARY)
 _MAX_STEPS = isa.MAX_STEPS
@@ -232,7 +235,7 @@ def _try_add(g: _Group, ti: int, prog: list[tuple], buffers: Sequence[BufferDesc
             ops.append(o)
         dst = nregs
         nregs += 1
-        if code >= 20:  # reduction: a row scalar
+        if code in _REDUCE:  # reduction: a row scalar
             cur_scalar = True
         elif len(ops) == 2:
             cur_scalar = ops[0][1] and ops[1][1]
@@ -271,7 +274,7 @@ def _try_add(g: _Group, ti: int, prog: list[tuple], buffers: Sequence[BufferDesc
 
 def _sources(i: Ins) -> tuple[int, ...]:
     op, _, a, b, _, _, _, _ = i
-    if op == _OP_STORE or op >= 10:
+    if op not in _BINARY:  # unary, reduction, STORE, CHAIN: one source
         return (a,)
     return (a, b)
 
@@ -294,7 +297,7 @@ def _chain_up(ins: list[Ins], vector: dict[int, bool]) -> list[tuple[Ins, list[I
         if op in _CHAIN_BINARY and a != b:
             if a == t:
                 return (_OP_STEP, -1, -1, -1, lo, hi, op, b)
-            if b == t and op in (0, 2):  # add / mul commute exactly
+            if b == t and op in _COMMUTE:  # add / mul commute exactly
                 return (_OP_STEP, -1, -1, -1, lo, hi, op, a)
         return None
 
@@ -310,7 +313,7 @@ def _chain_up(ins: list[Ins], vector: dict[int, bool]) -> list[tuple[Ins, list[I
                 start, first = a, (_OP_STEP, -1, -1, -1, lo, hi, op, 0)
             elif op in _CHAIN_BINARY and a != b and vector.get(a):
                 start, first = a, (_OP_STEP, -1, -1, -1, lo, hi, op, b)
-            elif op in (0, 2) and a != b and vector.get(b):
+            elif op in _COMMUTE and a != b and vector.get(b):
                 start, first = b, (_OP_STEP, -1, -1, -1, lo, hi, op, a)
         steps: list[Ins] = [first] if first is not None else []
         cur, j = dst, k + 1
@@ -426,7 +429,7 @@ def _finish(g: _Group, tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc],
     prog, nregs = _allocate_registers(macro)
     prog = _store_directly(prog)
     rows, c = g.rows, g.c
-    if all(m in (_FULL, _SCAL) for _, m in args) and not any(20 <= i[0] < _OP_STORE for i in prog):
+    if all(m in (_FULL, _SCAL) for _, m in args) and not any(i[0] in _REDUCE for i in prog):
         # purely elementwise over contiguous data: any cut into rows is the same computation; choose rows of at
         # most BLOCK_FLOATS so a block's registers stay in L1
         total = rows * c

@@ -22,64 +22,34 @@ from typing import Any
 
 import numpy as np
 
+from nnkiln import native_header
 from nnkiln.blob.format import FusedKernel
 from nnkiln.errors import BlobError
 
 KERNEL = FusedKernel.ROW_PROGRAM.value
 
 
-class Mode(IntEnum):
-    """How a program argument is read: a whole ``[rows, cols]`` block, one row of ``cols`` for every row (a
-    channel vector), one number per row, or one number."""
+Mode = IntEnum("Mode", dict(native_header.enum("nk_mode")))
+"""How a program argument is read (``nnkiln.h``'s ``nk_mode``): FULL a whole ``[rows, cols]`` block, CHAN one row of
+``cols`` for every row (a channel vector), ROWV one number per row, SCAL one number."""
 
-    FULL = 0
-    CHAN = 1
-    ROWV = 2
-    SCAL = 3
+Op = IntEnum("Op", dict(native_header.enum("nk_op")))
+"""Instruction codes (``nnkiln.h``'s ``nk_op``, the C kernel's own): binary, unary, row reductions, STORE, CHAIN
+and its STEPs."""
 
-
-class Op(IntEnum):
-    """Instruction codes (``eltwise_rows.c``)."""
-
-    ADD = 0
-    SUB = 1
-    MUL = 2
-    MAX = 3
-    MIN = 4
-    DIV = 5
-    EXP = 10
-    TANH = 11
-    SIGMOID = 12
-    ABS = 13
-    NEG = 14
-    RECIP = 15
-    RSQRT = 16
-    CLAMP = 17
-    COPY = 18
-    RSUM = 20
-    RMAX = 21
-    RMIN = 22
-    STORE = 30
-    CHAIN = 40
-    STEP = 41
-
-
-TOSA_OPS: dict[str, Op] = {
-    "tosa.add": Op.ADD, "tosa.sub": Op.SUB, "tosa.mul": Op.MUL, "tosa.maximum": Op.MAX, "tosa.minimum": Op.MIN,
-    "tosa.exp": Op.EXP, "tosa.tanh": Op.TANH, "tosa.sigmoid": Op.SIGMOID, "tosa.abs": Op.ABS,
-    "tosa.negate": Op.NEG, "tosa.reciprocal": Op.RECIP, "tosa.rsqrt": Op.RSQRT, "tosa.clamp": Op.CLAMP,
-    "tosa.reduce_sum": Op.RSUM, "tosa.reduce_max": Op.RMAX, "tosa.reduce_min": Op.RMIN,
-}
+TOSA_OPS: dict[str, Op] = {f"tosa.{name.lower()}": Op[name] for name in (
+    "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "EXP", "TANH", "SIGMOID", "ABS", "NEGATE", "RECIPROCAL", "RSQRT",
+    "CLAMP", "REDUCE_SUM", "REDUCE_MAX", "REDUCE_MIN")}
 """The tosa ops a row program computes, by instruction."""
 
-BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAX, Op.MIN, Op.DIV})
-UNARY = frozenset({Op.EXP, Op.TANH, Op.SIGMOID, Op.ABS, Op.NEG, Op.RECIP, Op.RSQRT, Op.CLAMP, Op.COPY})
-REDUCE = frozenset({Op.RSUM, Op.RMAX, Op.RMIN})
-CHAIN_BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAX, Op.MIN})
-CHAIN_UNARY = frozenset({Op.EXP, Op.TANH, Op.SIGMOID, Op.ABS, Op.NEG, Op.RECIP, Op.CLAMP})
+BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.DIV})
+UNARY = frozenset({Op.EXP, Op.TANH, Op.SIGMOID, Op.ABS, Op.NEGATE, Op.RECIPROCAL, Op.RSQRT, Op.CLAMP, Op.COPY})
+REDUCE = frozenset({Op.REDUCE_SUM, Op.REDUCE_MAX, Op.REDUCE_MIN})
+CHAIN_BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM})
+CHAIN_UNARY = frozenset({Op.EXP, Op.TANH, Op.SIGMOID, Op.ABS, Op.NEGATE, Op.RECIPROCAL, Op.CLAMP})
 """The operations a CHAIN step may apply."""
-MAX_STEPS = 32
-"""Steps of one CHAIN at most (``NK_MAX_STEPS``)."""
+MAX_STEPS = native_header.define("NK_MAX_STEPS")
+"""Steps of one CHAIN at most."""
 
 Ins = tuple[int, int, int, int, float, float, int, int]
 """One instruction as ``nk_ins`` lays it out: ``(op, dst, a, b, lo, hi, op2, c)``."""

@@ -31,13 +31,14 @@ from typing import Any
 
 import numpy as np
 
+from nnkiln import native_header as header
 from nnkiln.alloc import aligned_empty
 from nnkiln.blob.format import IODesc
 from nnkiln.runtime import blas
 from nnkiln.runtime.kernels.bound import Chain
 
-IO_MAX = 8
-"""Inputs plus outputs a direct run can take (``NK_IO_MAX`` in conv.c)."""
+IO_MAX = header.define("NK_IO_MAX")
+"""Inputs plus outputs a direct run can take (``nk_run_bound_io``'s object parameters)."""
 
 SMALL_OUTPUT_BYTES = 1 << 16
 """Outputs below this size come from ``np.empty`` (16-byte aligned: their stores are too few for the alignment to
@@ -66,13 +67,8 @@ def data_offset() -> int | None:
 def _runner() -> Any:
     from nnkiln.runtime.kernels.conv import native_lib
 
-    lib = native_lib("conv")
-    fn = getattr(lib, "nk_run_bound_io", None) if lib is not None else None
-    if fn is not None:
-        fn.argtypes = ([ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                        ctypes.c_void_p, ctypes.c_int, ctypes.c_long, ctypes.c_int] + [ctypes.py_object] * IO_MAX)
-        fn.restype = ctypes.c_int
-    return fn
+    lib = native_lib()
+    return lib.nk_run_bound_io if lib is not None else None
 
 
 def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:

@@ -67,7 +67,7 @@ def _is_float(dtype: np.dtype) -> bool:
 def _native() -> Any:
     from nnkiln.runtime.kernels.conv import native_lib
 
-    return native_lib("conv")
+    return native_lib()
 
 
 def convert_input(name: str, value: Any, io: IODesc, target: np.dtype | None = None) -> np.ndarray:

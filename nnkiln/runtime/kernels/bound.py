@@ -129,11 +129,8 @@ def _runner() -> Any:
     if _RUN is None:
         from nnkiln.runtime.kernels.conv import native_lib
 
-        lib = native_lib("conv")
+        lib = native_lib()
         _RUN = lib.nk_run_bound if lib is not None else False
-        if lib is not None:
-            _RUN.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
-            _RUN.restype = ctypes.c_int
     return _RUN or None
 
 

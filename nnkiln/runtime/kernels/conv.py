@@ -1,7 +1,7 @@
 """Float32 CONV2D, DEPTHWISE_CONV2D (and MAX/AVG_POOL2D) fast paths, writing into the output view with
 fused epilogues.
 
-Native kernels first (``nnkiln/runtime/native/conv.c``, compiled on first use by ``runtime.native``;
+Native kernels first (``nnkiln/runtime/native/conv.c``, built at install time, loaded by ``runtime.native``;
 see that file's header for the algorithms): CONV2D as an implicit GEMM over the zero-padded NHWC input
 (no im2col; weights packed once at load time into 16-channel panels; 6x16 AVX2/FMA register tiles
 summed from the bias, 6x32 over two panels with AVX-512; long K cut into L2-sized blocks),
@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from nnkiln import native_header as header
 from nnkiln.alloc import aligned_empty
 from nnkiln.blob.format import BufferDesc
 from nnkiln.kinds import Kind
@@ -130,48 +131,21 @@ def _bias_step(o: np.ndarray, b: np.ndarray) -> None:
 # -- native kernels (nnkiln/runtime/native/conv.c) ----------------------------------------------------------
 
 _P = ctypes.c_void_p
-_I = ctypes.c_int
-_L = ctypes.c_long
-_SIGNATURES: dict[str, dict[str, tuple[list[Any], Any]]] = {
-    "conv": {"nk_conv_f32": ([_P, _I, _I, _I, _I, _I, _I, _I, _I, _P, _I, _I, _P, _I, _P, _P, _I, _P, _P, _P, _I], _I),
-             "nk_pack_weights": ([_P, _I, ctypes.c_long, _P], None),
-             "nk_wide_tiles": ([], _I),
-             "nk_depthwise_f32": ([_P, _I, _I, _I, _I, _I, _P, _I, _I, _P, _P, _I, _I, _I, _I, _I, _I, _I, _I,
-                                   _I, _P, _P, _P, _I], _I),
-             "nk_pool2d_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I, _I, _I, _I, _I, _I], _I),
-             "nk_pad_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I], _I),
-             "nk_pad_nchw_f32": ([_P, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I], _I),
-             "nk_transpose32": ([_P, _P, ctypes.c_long, ctypes.c_long, ctypes.c_long, _I], _I),
-             "nk_permute32": ([_P, _P, _I, _P, _P, _I], _I),
-             "nk_gather32": ([_P, _P, _P, _L, _L, _L, _L], _I),
-             "nk_narrow_i64_i32": ([_P, _P, _L, ctypes.c_int64, ctypes.c_int64], _I),
-             "nk_bmm_f32": ([_P, _L, _L, _P, _L, _L, _L, _P, _I, _I, _I, _I, _P, _I], _I),
-             "nk_wino_f32": ([_P, _I, _I, _I, _I, _I, _I, _P, _I, _P, _P, _I, _P, _P, _P, _P, _I], _I),
-             "nk_wino_work_floats": ([_I, _I, _I, _I, _I], _L),
-             "nk_reduce_sum_f32": ([_P, _L, _L, _L, _P, _I, _I, _P, _P, _P], _I),
-             "nk_pwdw_f32": ([_P, _I, _I, _I, _I, _P, _I, _P, _I, _P, _P, _P, _I, _I, _P, _P, _I, _I, _I, _I, _I, _I,
-                              _I, _P, _P, _I], _I),
-             "nk_pool_workers": ([], _I)},
-}
 _PAR_MIN_FLOPS = 4e6
 """Kernels with less work than this (multiply-adds x 2) run on the calling thread only."""
 _PAR_MIN_WEIGHT_BYTES = 1 << 20
 """Also threaded below ``_PAR_MIN_FLOPS`` when the weights are this large: a classifier's one-row product
 (MobileNetV2's 1280 -> 1000, 5 MB) is bound by reading them, which two cores do faster."""
-_EPI_CODES = {"tosa.add": (2, 3, 8), "tosa.sub": (4, 5, 9), "tosa.mul": (6, 7, 10)}
+_EPI = header.enum("nk_epi")
+_EPI_CODES = {f"tosa.{op.lower()}": tuple(_EPI[f"{op}_{cut}"] for cut in ("FULL", "CHAN", "SCAL"))
+              for op in ("ADD", "SUB", "MUL")}
 """C post-op codes per operand cut: full (``p[offset]``), channel (``p[c]``), one number (``p[0]``)."""
 
 
-def native_lib(name: str) -> Any:
-    """``native.load(name)`` with the argument types of its functions set, or None."""
-    lib = native.load(name)
-    if lib is not None and not getattr(lib, "_nk_typed", False):
-        for fn, (args, res) in _SIGNATURES[name].items():
-            f = getattr(lib, fn)
-            f.argtypes = args
-            f.restype = res
-        lib._nk_typed = True
-    return lib
+def native_lib() -> native.Library | None:
+    """The native library (``native.load()``: typed from ``nnkiln.h``), or None: the one place the kernels ask,
+    so that tests can take the numpy paths by patching it."""
+    return native.load()
 
 
 class NativeEpilogue:
@@ -205,7 +179,7 @@ class NativeEpilogue:
                 k += 1
             elif name == "tosa.clamp" and clamp_bounds(attrs) is not None:
                 lo, hi = clamp_bounds(attrs)  # type: ignore[misc]
-                codes.append(1)
+                codes.append(_EPI["CLAMP"])
                 prm += [float(lo), float(hi)]
                 self.slots.append(-1)
             else:
@@ -261,7 +235,7 @@ def _channel_vector(b: np.ndarray, c: int) -> np.ndarray:
 
 
 def _native_depthwise(geo: tuple[int, ...], epi: Epilogue | None, out: BufferDesc) -> FastFn | None:
-    lib = native_lib("conv")
+    lib = native_lib()
     if lib is None:
         return None
     n, ih, iw, c, m, kh, kw, oh, ow, sy, sx, dy, dx, pt, pl = geo
@@ -346,14 +320,14 @@ def packed_conv_weights(w: np.ndarray) -> np.ndarray:
     from nnkiln.runtime.kernels.gemm import current_plan
 
     oc, k = w.shape[0], int(np.prod(w.shape[1:]))
-    return current_plan().cached(w, "conv", lambda: _pack_conv(native_lib("conv"), w, oc, k))
+    return current_plan().cached(w, "conv", lambda: _pack_conv(native_lib(), w, oc, k))
 
 
 def _native_conv(geo: tuple[int, ...], wconst: np.ndarray | None, epi: Epilogue | None, out: BufferDesc,
                  bp_packed: np.ndarray | None = None) -> FastFn | None:
     """The C convolution for geometry ``geo``: weights ``bp_packed`` (``pack_gemm_weights``), else packed once from
     the constant ``wconst`` ([OC, ..., IC]), else from the run-time operand on every call."""
-    lib = native_lib("conv")
+    lib = native_lib()
     if lib is None:
         return None
     n, ih, iw, ic, oc, kh, kw, oh, ow, sy, sx, dy, dx, pt, pb, pl, pr = geo
@@ -441,7 +415,7 @@ def native_gemm(rows: int, k: int, n: int, bp: np.ndarray, epi: Epilogue | None,
     153 vs 180 us, 128x768x768 1.57 vs 1.78 ms, 128x768x3072 6.4 vs 8.1 ms, 128x3072x768 6.8 vs 7.1 ms; the AVX2
     tiles were slower than OpenBLAS on BERT's products on the AVX2 machine (``wide_only``: then None; weights the
     blob already holds as panels run here on any tiles, as no second copy is needed)."""
-    if rows < 1 or k < 1 or n < 1 or native_lib("conv") is None or (wide_only and not native_gemm_available()):
+    if rows < 1 or k < 1 or n < 1 or native_lib() is None or (wide_only and not native_gemm_available()):
         return None
     return _native_conv((1, 1, rows, k, n, 1, 1, 1, rows, 1, 1, 1, 1, 0, 0, 0, 0), None, epi, out, bp_packed=bp)
 
@@ -459,7 +433,7 @@ def native_bmm(batch: int, m: int, k: int, n: int) -> FastFn | None:
     ms (neutral). Same products summed in k order with fused multiply-adds (identical outputs to OpenBLAS here)."""
     if min(batch, m, k, n) < 1 or not native_gemm_available():
         return None
-    lib = native_lib("conv")
+    lib = native_lib()
     panels = -(-n // 16)
     need = batch * panels * k * 16 + panels * 16
     parallel = 2.0 * batch * m * k * n >= _PAR_MIN_FLOPS
@@ -500,7 +474,7 @@ def native_bmm(batch: int, m: int, k: int, n: int) -> FastFn | None:
 
 def native_gemm_available() -> bool:
     """conv.c is loaded and has its AVX-512 tiles (``nk_wide_tiles``)."""
-    lib = native_lib("conv")
+    lib = native_lib()
     return lib is not None and bool(lib.nk_wide_tiles())
 
 
@@ -656,7 +630,7 @@ def pool2d(max_pool: bool, attrs: dict[str, Any], ib: Sequence[BufferDesc],
     results), or None (no native library, odd geometry, an average window with no input, zero points):
     then ``kernels.fast`` uses its numpy path."""
     geo = pool_geometry(max_pool, attrs, ib, ob)
-    lib = native_lib("conv")
+    lib = native_lib()
     if geo is None or lib is None or ib[0].kind is not Kind.F32 or ob[0].kind is not Kind.F32:
         return None
     k, stride, pad = geo
@@ -701,7 +675,7 @@ def reduce_sum(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
     multiplication), or None (no native library, the innermost axis, which numpy sums pairwise, or a post-op
     without a C form): then ``kernels.fast`` uses numpy. Bindable, so the classifier head of a CNN joins the
     chain of native calls before it."""
-    lib = native_lib("conv")
+    lib = native_lib()
     axis = attrs.get("axis")
     if (lib is None or len(ib) != 1 or len(ob) != 1 or not isinstance(axis, int) or ib[0].kind is not Kind.F32
             or ob[0].kind is not Kind.F32 or not 0 <= axis < len(ib[0].shape)):

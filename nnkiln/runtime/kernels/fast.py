@@ -385,7 +385,7 @@ def _gather(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None
         for n in range(out.shape[0]):
             np.take(values[n], idx[n], axis=0, out=out[n])
 
-    lib = conv.native_lib("conv")
+    lib = conv.native_lib()
     if lib is None:
         return run
 
@@ -413,7 +413,7 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
         return None
 
     swap = _swapped_groups(xs, perms)
-    lib = conv.native_lib("conv") if swap is not None and np.dtype(ib[0].dtype).itemsize == 4 else None
+    lib = conv.native_lib() if swap is not None and np.dtype(ib[0].dtype).itemsize == 4 else None
     if lib is not None and swap is not None:
         p_, a_, b_ = swap
         threads = kernel_threads if p_ * a_ * b_ >= _PARALLEL_TRANSPOSE_MIN else (lambda: 1)
@@ -436,7 +436,7 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
 
         return NativeFn(swapped, bind)
 
-    lib = conv.native_lib("conv") if np.dtype(ib[0].dtype).itemsize == 4 and 1 < len(xs) <= 8 else None
+    lib = conv.native_lib() if np.dtype(ib[0].dtype).itemsize == 4 and 1 < len(xs) <= 8 else None
     if lib is not None and perms[-1] == len(xs) - 1 and xs[-1] >= _PERMUTE_MIN_ROW:
         # attention's [N, H, heads, D] <-> [N, heads, H, D]
         strides = _strides(xs)
@@ -534,7 +534,7 @@ def _slice(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
     if any(b < 0 or n < 1 or b + n > d for b, n, d in zip(start, size, xs)):
         return None
     box = tuple(slice(b, b + n) for b, n in zip(start, size))
-    lib = conv.native_lib("conv") if np.dtype(ib[0].dtype).itemsize == 4 and len(xs) <= 8 else None
+    lib = conv.native_lib() if np.dtype(ib[0].dtype).itemsize == 4 and len(xs) <= 8 else None
     if lib is None:
         return lambda ins, outs: np.copyto(outs[0], ins[0][box])
     strides = _strides(xs)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from nnkiln import native_header as header
 from nnkiln.blob.format import BufferDesc, Memory, TaskDesc
 from nnkiln.blob.row_program import clamp_bounds
 from nnkiln.errors import BlobError
@@ -111,7 +112,7 @@ class ExpansionDepthwise:
                             "expansion 1x1 convolution and a depthwise convolution")
         self.geo = geo
         n, h, w, ci, c, kh, kw, oh, ow, sy, sx, pt, pl = self.geo
-        self.lib = native_lib("conv")
+        self.lib = native_lib()
         self.x, self.y, self.e = pw.ins[0], dw.outs[0], pw.outs[0]
         self.bp = packed_conv_weights(static[pw.ins[1]])  # type: ignore[arg-type]
         self.b1 = _channel_vector(static[pw.ins[2]], c)  # type: ignore[arg-type]
@@ -121,7 +122,7 @@ class ExpansionDepthwise:
         for t in (pw, dw):
             bounds = clamp_only(t)
             prm = np.array(bounds if bounds else (0.0, 0.0), _F32)
-            self.post.append((1 if bounds else 0, np.array([1], np.intc), prm))
+            self.post.append((1 if bounds else 0, np.array([header.enum("nk_epi")["CLAMP"]], np.intc), prm))
         if self.lib is None:  # no native library: the two convolutions as they are
             from nnkiln.runtime.kernels import build_task
 

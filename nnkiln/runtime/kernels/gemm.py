@@ -83,7 +83,7 @@ def plan_for(tasks: Sequence[TaskDesc], buffers: Sequence[BufferDesc], metadata:
              and buffers[t.ins[1]].memory is Memory.CONSTANT]
     paneled = any(t.args.get("attrs", {}).get("b_panels") for t in gemms)
     native = metadata.get("gemm") == "native" and native_gemm_available()
-    shared = native or (paneled and native_lib("conv") is not None)
+    shared = native or (paneled and native_lib() is not None)
     return GemmPlan(native=native, small_flops=SHARED_SMALL_FLOPS if shared else SMALL_FLOPS, pooled=shared)
 
 

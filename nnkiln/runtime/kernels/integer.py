@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from nnkiln import native_header as header
 from nnkiln.blob.format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.kernels.reference import call_reference, store
@@ -42,8 +43,7 @@ def _broadcasts(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> bool:
         return False
 
 
-_CODES = {"tosa.add": 0, "tosa.sub": 1, "tosa.mul": 2, "tosa.maximum": 3, "tosa.minimum": 4, "tosa.greater": 5,
-          "tosa.greater_equal": 6, "tosa.equal": 7, "tosa.select": 8}
+_CODES = {f"tosa.{name.lower()}": code for name, code in header.enum("nk_int_op").items()}
 
 
 def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None:
@@ -57,7 +57,7 @@ def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequen
     from nnkiln.runtime.kernels.bound import Bound, NativeFn, address, slots
     from nnkiln.runtime.kernels.conv import native_lib
 
-    lib = native_lib("conv")
+    lib = native_lib()
     if lib is None:
         return fn
     n = ob[0].size // ob[0].dtype.itemsize

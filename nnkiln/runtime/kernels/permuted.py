@@ -113,7 +113,7 @@ def _nchw_conv(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
         return run
     from nnkiln.runtime.kernels.conv import native_lib
 
-    lib = native_lib("conv")
+    lib = native_lib()
 
     def bind(views: Sequence[np.ndarray | None]) -> Bound | None:
         x = views[src]

@@ -27,12 +27,12 @@ conversions element by element; tested bit for bit against the reference for eve
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from nnkiln import native_header as header
 from nnkiln.blob.format import BufferDesc
 from nnkiln.kinds import Kind
 from nnkiln.runtime.blas import kernel_threads
@@ -41,17 +41,11 @@ from nnkiln.runtime.kernels.gemm import current_plan, gemm
 from nnkiln.runtime.kernels.reference import call_reference, store
 
 FastFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]], None]
-_NK_KIND = {Kind.I8: 0, Kind.U8: 1, Kind.I16: 2, Kind.U16: 3, Kind.I32: 4, Kind.I48: 5}
+_KIND = header.enum("nk_kind")
+_NK_KIND = {Kind.I8: _KIND["I8"], Kind.U8: _KIND["U8"], Kind.I16: _KIND["I16"], Kind.U16: _KIND["U16"],
+            Kind.I32: _KIND["I32"], Kind.I48: _KIND["I64"]}
 _PAR_MIN_ELEMENTS = 1 << 16
 _PAR_MIN_MACS = 1 << 21
-_P, _I, _L = ctypes.c_void_p, ctypes.c_int, ctypes.c_long
-_SIGNATURES = {
-    "nk_rescale": [_P, _I, _P, _I, _L, _I, _P, _P, _I, _L, _L, _I, _I, _L, _L, _I],
-    "nk_pad_i8_i16": [_P, _I, _I, _I, _I, _I, _P, _I, _I, _I, _I, _I],
-    "nk_pack_weights_i16": [_P, _I, _I, _I, _I, _P],
-    "nk_conv_i16": [_P, _I, _I, _I, _I, _I, _I, _I, _I, _P, _I, _I, _P, _I, _P, _P, _I],
-    "nk_depthwise_i16": [_P, _I, _I, _I, _I, _P, _I, _I, _P, _P, _I, _I, _I, _I, _I, _I, _I],
-}
 OPS = frozenset({"tosa.rescale", "tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected", "tosa.matmul",
                  "tosa.cast"})
 
@@ -59,13 +53,7 @@ OPS = frozenset({"tosa.rescale", "tosa.conv2d", "tosa.depthwise_conv2d", "tosa.f
 def _lib() -> Any:
     from nnkiln.runtime.kernels.conv import native_lib
 
-    lib = native_lib("conv")
-    if lib is not None and not getattr(lib, "_nk_int_typed", False):
-        for name, args in _SIGNATURES.items():
-            getattr(lib, name).argtypes = args
-            getattr(lib, name).restype = _I if name != "nk_pack_weights_i16" else None
-        lib._nk_int_typed = True
-    return lib
+    return native_lib()
 
 
 def _reference(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn:
@@ -327,7 +315,7 @@ def _matmul(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buffer
     return run
 
 
-_CAST_KIND = {Kind.I8: 0, Kind.U8: 1, Kind.I16: 2, Kind.I32: 4, Kind.BOOL: 6, Kind.F32: 7}
+_CAST_KIND = {k: _KIND[k.name] for k in (Kind.I8, Kind.U8, Kind.I16, Kind.I32, Kind.BOOL, Kind.F32)}
 
 
 def _cast(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from nnkiln import native_header
 from nnkiln.blob import row_program as isa
 from nnkiln.blob.format import BufferDesc, Memory, TaskDesc
 from nnkiln.errors import BlobError
@@ -23,9 +24,7 @@ from nnkiln.runtime.kernels.bound import Bound, address, slots
 _F32 = np.float32
 
 
-class _Ins(ctypes.Structure):
-    _fields_ = [("op", ctypes.c_int32), ("dst", ctypes.c_int32), ("a", ctypes.c_int32), ("b", ctypes.c_int32),
-                ("lo", ctypes.c_float), ("hi", ctypes.c_float), ("op2", ctypes.c_int32), ("c", ctypes.c_int32)]
+_Ins = native_header.struct("nk_ins")
 
 
 _LIB: Any = False
@@ -37,23 +36,18 @@ def rows_lib() -> Any:
     if _LIB is False:
         from nnkiln.runtime import native
 
-        lib = native.load("conv")  # conv.c #includes eltwise_rows.c: one library, one thread pool
-        if lib is not None:
-            lib.nk_rows_run.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
-                                        ctypes.c_ssize_t, ctypes.c_ssize_t, ctypes.c_ssize_t, ctypes.c_int]
-            lib.nk_rows_run.restype = ctypes.c_int
-        _LIB = lib
+        _LIB = native.load()  # conv.c #includes eltwise_rows.c: one library, one thread pool
     return _LIB
 
 
 _UNARY = {
-    isa.Op.EXP: np.exp, isa.Op.TANH: np.tanh, isa.Op.ABS: np.abs, isa.Op.NEG: np.negative,
-    isa.Op.RECIP: lambda x: _F32(1.0) / x, isa.Op.RSQRT: lambda x: _F32(1.0) / np.sqrt(x),
+    isa.Op.EXP: np.exp, isa.Op.TANH: np.tanh, isa.Op.ABS: np.abs, isa.Op.NEGATE: np.negative,
+    isa.Op.RECIPROCAL: lambda x: _F32(1.0) / x, isa.Op.RSQRT: lambda x: _F32(1.0) / np.sqrt(x),
     isa.Op.SIGMOID: lambda x: _F32(1.0) / (np.exp(-x) + _F32(1.0)), isa.Op.COPY: lambda x: x,
 }
-_BINARY = {isa.Op.ADD: np.add, isa.Op.SUB: np.subtract, isa.Op.MUL: np.multiply, isa.Op.MAX: np.maximum,
-           isa.Op.MIN: np.minimum, isa.Op.DIV: np.divide}
-_REDUCE = {isa.Op.RSUM: np.sum, isa.Op.RMAX: np.max, isa.Op.RMIN: np.min}
+_BINARY = {isa.Op.ADD: np.add, isa.Op.SUB: np.subtract, isa.Op.MUL: np.multiply, isa.Op.MAXIMUM: np.maximum,
+           isa.Op.MINIMUM: np.minimum, isa.Op.DIV: np.divide}
+_REDUCE = {isa.Op.REDUCE_SUM: np.sum, isa.Op.REDUCE_MAX: np.max, isa.Op.REDUCE_MIN: np.min}
 
 
 def _unary(op: int, x: np.ndarray, lo: float, hi: float) -> np.ndarray:

@@ -44,7 +44,7 @@ def native_winograd(geo: tuple[int, ...], wconst: np.ndarray, epi: Epilogue | No
     ``wconst`` [OC, 3, 3, IC]; None without the native library."""
     from nnkiln.runtime.kernels.conv import NativeEpilogue, _channel_vector, finish_output, native_lib, scratch
 
-    lib = native_lib("conv")
+    lib = native_lib()
     if lib is None:
         return None
     n, ih, iw, ic, oc, oh, ow, pt, pb, pl, pr = geo

@@ -37,10 +37,8 @@
  * quantized graphs (conv_int.c) and the row programs (eltwise_rows.c) are parts of this library (#included), to
  * share the thread pool; a run of them whose arguments are fixed is one call (the bound calls at the end).
  *
- * Epilogue ops (code, param0, param1, pointer): 1 CLAMP min(max(v, p0), p1) with NaN kept;
- * 2/3/8 ADD full/channel/scalar operand; 4/5/9 SUB (v - operand); 6/7/10 MUL.
- * "full" operands have the output's layout [rows, CO]; "channel" ones are indexed by the channel; a
- * "scalar" one is a single number (p[0]).
+ * Epilogue ops (code, param0, param1, pointer): enum nk_epi in nnkiln.h (CLAMP; ADD / SUB / MUL with a full,
+ * channel or scalar operand).
  *
  * Threads: work items (chunks of row tiles / output rows) are shared by the calling thread and up to
  * nthreads - 1 pool workers (nk_parallel): each thread first takes the items of its own contiguous range, in
@@ -63,6 +61,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "nnkiln.h"
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
@@ -215,6 +215,7 @@ int nk_pool_workers(void) { return pool_nw; }
 
 #define MR 6
 #define NR 16
+_Static_assert(NR == NK_PANEL_WIDTH, "a weight panel is NK_PANEL_WIDTH channels");
 
 void nk_pack_weights(const float *w, int OC, long K, float *bp) {
     int panels = (OC + NR - 1) / NR;
@@ -234,17 +235,17 @@ static inline float epi_scalar(float v, int nops, const int *codes, const float 
     for (int i = 0; i < nops; i++) {
         const float *p = ptrs[i];
         switch (codes[i]) {
-        case 1: { float lo = prm[2 * i], hi = prm[2 * i + 1];
+        case NK_EPI_CLAMP: { float lo = prm[2 * i], hi = prm[2 * i + 1];
                   v = v < lo ? lo : v; v = v > hi ? hi : v; break; }
-        case 2: v = v + p[off]; break;
-        case 3: v = v + p[c]; break;
-        case 4: v = v - p[off]; break;
-        case 5: v = v - p[c]; break;
-        case 6: v = v * p[off]; break;
-        case 7: v = v * p[c]; break;
-        case 8: v = v + p[0]; break;
-        case 9: v = v - p[0]; break;
-        case 10: v = v * p[0]; break;
+        case NK_EPI_ADD_FULL: v = v + p[off]; break;
+        case NK_EPI_ADD_CHAN: v = v + p[c]; break;
+        case NK_EPI_SUB_FULL: v = v - p[off]; break;
+        case NK_EPI_SUB_CHAN: v = v - p[c]; break;
+        case NK_EPI_MUL_FULL: v = v * p[off]; break;
+        case NK_EPI_MUL_CHAN: v = v * p[c]; break;
+        case NK_EPI_ADD_SCAL: v = v + p[0]; break;
+        case NK_EPI_SUB_SCAL: v = v - p[0]; break;
+        case NK_EPI_MUL_SCAL: v = v * p[0]; break;
         default: break;
         }
     }
@@ -294,19 +295,19 @@ static inline void store8(const conv_args *a, __m256 v, ptrdiff_t off, int c, in
         for (int e = 0; e < a->nops; e++) {
             const float *p = a->ptrs[e];
             switch (a->codes[e]) {
-            case 1: /* max_ps/min_ps return the second operand when either is NaN: NaN propagates */
+            case NK_EPI_CLAMP: /* max_ps/min_ps return the second operand when either is NaN: NaN propagates */
                 v = _mm256_max_ps(_mm256_set1_ps(a->prm[2 * e]), v);
                 v = _mm256_min_ps(_mm256_set1_ps(a->prm[2 * e + 1]), v);
                 break;
-            case 2: v = _mm256_add_ps(v, _mm256_loadu_ps(p + off)); break;
-            case 3: v = _mm256_add_ps(v, _mm256_loadu_ps(p + c)); break;
-            case 4: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + off)); break;
-            case 5: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + c)); break;
-            case 6: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + off)); break;
-            case 7: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + c)); break;
-            case 8: v = _mm256_add_ps(v, _mm256_set1_ps(p[0])); break;
-            case 9: v = _mm256_sub_ps(v, _mm256_set1_ps(p[0])); break;
-            case 10: v = _mm256_mul_ps(v, _mm256_set1_ps(p[0])); break;
+            case NK_EPI_ADD_FULL: v = _mm256_add_ps(v, _mm256_loadu_ps(p + off)); break;
+            case NK_EPI_ADD_CHAN: v = _mm256_add_ps(v, _mm256_loadu_ps(p + c)); break;
+            case NK_EPI_SUB_FULL: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + off)); break;
+            case NK_EPI_SUB_CHAN: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + c)); break;
+            case NK_EPI_MUL_FULL: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + off)); break;
+            case NK_EPI_MUL_CHAN: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + c)); break;
+            case NK_EPI_ADD_SCAL: v = _mm256_add_ps(v, _mm256_set1_ps(p[0])); break;
+            case NK_EPI_SUB_SCAL: v = _mm256_sub_ps(v, _mm256_set1_ps(p[0])); break;
+            case NK_EPI_MUL_SCAL: v = _mm256_mul_ps(v, _mm256_set1_ps(p[0])); break;
             default: break;
             }
         }
@@ -923,9 +924,9 @@ static long conv_plan(conv_job *job, const conv_args *a, long rows, int panels, 
 static void set_epilogue_mode(conv_args *a) {
     a->mode = 4;
     if (a->nops == 0) a->mode = 0;
-    else if (a->nops == 1 && a->codes[0] == 1) { a->mode = 1; a->lo = a->prm[0]; a->hi = a->prm[1]; }
-    else if (a->nops == 1 && a->codes[0] == 2) { a->mode = 2; a->res = a->ptrs[0]; }
-    else if (a->nops == 2 && a->codes[0] == 2 && a->codes[1] == 1) {
+    else if (a->nops == 1 && a->codes[0] == NK_EPI_CLAMP) { a->mode = 1; a->lo = a->prm[0]; a->hi = a->prm[1]; }
+    else if (a->nops == 1 && a->codes[0] == NK_EPI_ADD_FULL) { a->mode = 2; a->res = a->ptrs[0]; }
+    else if (a->nops == 2 && a->codes[0] == NK_EPI_ADD_FULL && a->codes[1] == NK_EPI_CLAMP) {
         a->mode = 3; a->res = a->ptrs[0]; a->lo = a->prm[2]; a->hi = a->prm[3];
     }
 }
@@ -1048,19 +1049,19 @@ static inline __m256 epi_vec(__m256 v, int nops, const int *codes, const float *
     for (int i = 0; i < nops; i++) {
         const float *p = ptrs[i];
         switch (codes[i]) {
-        case 1: /* max_ps/min_ps return the second operand when either is NaN: NaN propagates */
+        case NK_EPI_CLAMP: /* max_ps/min_ps return the second operand when either is NaN: NaN propagates */
             v = _mm256_max_ps(_mm256_set1_ps(prm[2 * i]), v);
             v = _mm256_min_ps(_mm256_set1_ps(prm[2 * i + 1]), v);
             break;
-        case 2: v = _mm256_add_ps(v, _mm256_loadu_ps(p + off)); break;
-        case 3: v = _mm256_add_ps(v, _mm256_loadu_ps(p + c)); break;
-        case 4: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + off)); break;
-        case 5: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + c)); break;
-        case 6: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + off)); break;
-        case 7: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + c)); break;
-        case 8: v = _mm256_add_ps(v, _mm256_set1_ps(p[0])); break;
-        case 9: v = _mm256_sub_ps(v, _mm256_set1_ps(p[0])); break;
-        case 10: v = _mm256_mul_ps(v, _mm256_set1_ps(p[0])); break;
+        case NK_EPI_ADD_FULL: v = _mm256_add_ps(v, _mm256_loadu_ps(p + off)); break;
+        case NK_EPI_ADD_CHAN: v = _mm256_add_ps(v, _mm256_loadu_ps(p + c)); break;
+        case NK_EPI_SUB_FULL: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + off)); break;
+        case NK_EPI_SUB_CHAN: v = _mm256_sub_ps(v, _mm256_loadu_ps(p + c)); break;
+        case NK_EPI_MUL_FULL: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + off)); break;
+        case NK_EPI_MUL_CHAN: v = _mm256_mul_ps(v, _mm256_loadu_ps(p + c)); break;
+        case NK_EPI_ADD_SCAL: v = _mm256_add_ps(v, _mm256_set1_ps(p[0])); break;
+        case NK_EPI_SUB_SCAL: v = _mm256_sub_ps(v, _mm256_set1_ps(p[0])); break;
+        case NK_EPI_MUL_SCAL: v = _mm256_mul_ps(v, _mm256_set1_ps(p[0])); break;
         default: break;
         }
     }
@@ -1207,7 +1208,7 @@ static void dw_row_m1(const float *x, int IH, int IW, int C, const float *w, int
         const float *r2 = xn + (ptrdiff_t)(v2 ? iy0 + 2 * dy : 0) * IW * C;
         ptrdiff_t dxc = (ptrdiff_t)dx * C, sxc = (ptrdiff_t)sx * C;
         ptrdiff_t orow = ((ptrdiff_t)n * OH + oy) * OW * C;
-        int clamp_only = nops == 1 && codes[0] == 1;
+        int clamp_only = nops == 1 && codes[0] == NK_EPI_CLAMP;
         __m256 vlo = _mm256_set1_ps(prm[0]), vhi = _mm256_set1_ps(prm[1]);
         int C8 = C & ~7, c = C8;
         /* pixel groups outermost, channel blocks inside: the group's input (3 rows x a few pixels x C)
@@ -1565,10 +1566,9 @@ int nk_run_bound(const void *const *fns, const int64_t *const *args, int n, int 
  * count, lo, hi): the object's int64 values narrowed into the int32 destination, which then stands for the object
  * (token ids of an int32 input); a value outside [lo, hi] returns -1 before any kernel ran. Then ``npatch`` patches,
  * rows (slot address, object, byte offset): *slot = object data + offset. Then the calls, as nk_run_bound. */
-#define NK_IO_MAX 8
 int nk_run_bound_io(const void *const *fns, const int64_t *const *args, int n, int nthreads, const int64_t *conv,
-                    int nconv, const int64_t *patch, int npatch, long data_off, int nobj, void *o0, void *o1, void *o2,
-                    void *o3, void *o4, void *o5, void *o6, void *o7) {
+                    int nconv, const int64_t *patch, int npatch, long data_off, int nobj, nk_pyobj o0, nk_pyobj o1,
+                    nk_pyobj o2, nk_pyobj o3, nk_pyobj o4, nk_pyobj o5, nk_pyobj o6, nk_pyobj o7) {
     void *objs[NK_IO_MAX] = {o0, o1, o2, o3, o4, o5, o6, o7};
     char *base[NK_IO_MAX];
     if (nobj > NK_IO_MAX) return -2;

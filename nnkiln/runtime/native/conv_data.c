@@ -3,6 +3,8 @@
  * permutation: rows), GATHER, and the int32 / bool elementwise ops of index arithmetic. Part of conv.c (#included
  * before its bound-call wrappers). Every kernel here copies or computes exactly what the reference does. */
 
+#include "nnkiln.h"
+
 /* -- MAX_POOL2D / AVG_POOL2D (TOSA spec §2.3.6 / §2.3.1), float32, NHWC ----------------------------- */
 /* Per output element the taps inside the input, row-major: max: acc = -inf, acc = maximum(acc, x) with
  * NaN propagating (numpy's maximum); avg: acc = 0, acc = acc + x, then acc / count (count = taps inside
@@ -319,31 +321,31 @@ int nk_gather32(const void *values, const int32_t *idx, void *out, long N, long 
 }
 
 /* The int32 / bool elementwise ops of index arithmetic (kernels/integer.py has their semantics: the reference
- * kernels'), over n elements; each operand is either n elements (step 1) or one (step 0). op: 0 ADD, 1 SUB (both
- * return 1 without writing when a result does not fit int32: the caller reports the spec's REQUIRE), 2 MUL (the
- * product's low 32 bits), 3 MAXIMUM, 4 MINIMUM, 5 GREATER, 6 GREATER_EQUAL, 7 EQUAL (1-byte bool results),
- * 8 SELECT (a: 1-byte bool condition; b, c and the result: ``width``-byte values). */
+ * kernels'), over n elements; each operand is either n elements (step 1) or one (step 0). op (enum nk_int_op): ADD,
+ * SUB (both return 1 without writing when a result does not fit int32: the caller reports the spec's REQUIRE), MUL
+ * (the product's low 32 bits), MAXIMUM, MINIMUM, GREATER, GREATER_EQUAL, EQUAL (1-byte bool results), SELECT (a:
+ * 1-byte bool condition; b, c and the result: ``width``-byte values). */
 int nk_int_ew(int op, const void *a, long sa, const void *b, long sb, const void *c, long sc, void *out, long n,
               int width) {
     const int32_t *x = (const int32_t *)a, *y = (const int32_t *)b;
-    if (op <= 1) {
+    if (op <= NK_INT_OP_SUB) {
         for (long i = 0; i < n; i++) {
-            int64_t r = op == 0 ? (int64_t)x[i * sa] + y[i * sb] : (int64_t)x[i * sa] - y[i * sb];
+            int64_t r = op == NK_INT_OP_ADD ? (int64_t)x[i * sa] + y[i * sb] : (int64_t)x[i * sa] - y[i * sb];
             if (r < INT32_MIN || r > INT32_MAX) return 1;
         }
     }
     int32_t *o = (int32_t *)out;
     uint8_t *ob = (uint8_t *)out;
     switch (op) {
-    case 0: for (long i = 0; i < n; i++) o[i] = (int32_t)((int64_t)x[i * sa] + y[i * sb]); break;
-    case 1: for (long i = 0; i < n; i++) o[i] = (int32_t)((int64_t)x[i * sa] - y[i * sb]); break;
-    case 2: for (long i = 0; i < n; i++) o[i] = (int32_t)((uint32_t)x[i * sa] * (uint32_t)y[i * sb]); break;
-    case 3: for (long i = 0; i < n; i++) o[i] = x[i * sa] > y[i * sb] ? x[i * sa] : y[i * sb]; break;
-    case 4: for (long i = 0; i < n; i++) o[i] = x[i * sa] < y[i * sb] ? x[i * sa] : y[i * sb]; break;
-    case 5: for (long i = 0; i < n; i++) ob[i] = x[i * sa] > y[i * sb]; break;
-    case 6: for (long i = 0; i < n; i++) ob[i] = x[i * sa] >= y[i * sb]; break;
-    case 7: for (long i = 0; i < n; i++) ob[i] = x[i * sa] == y[i * sb]; break;
-    case 8: {
+    case NK_INT_OP_ADD: for (long i = 0; i < n; i++) o[i] = (int32_t)((int64_t)x[i * sa] + y[i * sb]); break;
+    case NK_INT_OP_SUB: for (long i = 0; i < n; i++) o[i] = (int32_t)((int64_t)x[i * sa] - y[i * sb]); break;
+    case NK_INT_OP_MUL: for (long i = 0; i < n; i++) o[i] = (int32_t)((uint32_t)x[i * sa] * (uint32_t)y[i * sb]); break;
+    case NK_INT_OP_MAXIMUM: for (long i = 0; i < n; i++) o[i] = x[i * sa] > y[i * sb] ? x[i * sa] : y[i * sb]; break;
+    case NK_INT_OP_MINIMUM: for (long i = 0; i < n; i++) o[i] = x[i * sa] < y[i * sb] ? x[i * sa] : y[i * sb]; break;
+    case NK_INT_OP_GREATER: for (long i = 0; i < n; i++) ob[i] = x[i * sa] > y[i * sb]; break;
+    case NK_INT_OP_GREATER_EQUAL: for (long i = 0; i < n; i++) ob[i] = x[i * sa] >= y[i * sb]; break;
+    case NK_INT_OP_EQUAL: for (long i = 0; i < n; i++) ob[i] = x[i * sa] == y[i * sb]; break;
+    case NK_INT_OP_SELECT: {
         const uint8_t *cond = (const uint8_t *)a;
         const char *bb = (const char *)b, *cc = (const char *)c;
         for (long i = 0; i < n; i++)

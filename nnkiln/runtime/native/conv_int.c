@@ -22,9 +22,9 @@
 
 #include <stdint.h>
 
-/* -- RESCALE ----------------------------------------------------------------------------------------- */
+#include "nnkiln.h"
 
-enum { NK_I8, NK_U8, NK_I16, NK_U16, NK_I32, NK_I64 };
+/* -- RESCALE ----------------------------------------------------------------------------------------- */
 
 typedef struct {
     const void *x;
@@ -40,22 +40,22 @@ typedef struct {
 
 static void load_block(const void *x, int kind, long b, int cnt, int64_t *v) {
     switch (kind) {
-    case NK_I8: for (int i = 0; i < cnt; i++) v[i] = ((const int8_t *)x)[b + i]; break;
-    case NK_U8: for (int i = 0; i < cnt; i++) v[i] = ((const uint8_t *)x)[b + i]; break;
-    case NK_I16: for (int i = 0; i < cnt; i++) v[i] = ((const int16_t *)x)[b + i]; break;
-    case NK_U16: for (int i = 0; i < cnt; i++) v[i] = ((const uint16_t *)x)[b + i]; break;
-    case NK_I32: for (int i = 0; i < cnt; i++) v[i] = ((const int32_t *)x)[b + i]; break;
+    case NK_KIND_I8: for (int i = 0; i < cnt; i++) v[i] = ((const int8_t *)x)[b + i]; break;
+    case NK_KIND_U8: for (int i = 0; i < cnt; i++) v[i] = ((const uint8_t *)x)[b + i]; break;
+    case NK_KIND_I16: for (int i = 0; i < cnt; i++) v[i] = ((const int16_t *)x)[b + i]; break;
+    case NK_KIND_U16: for (int i = 0; i < cnt; i++) v[i] = ((const uint16_t *)x)[b + i]; break;
+    case NK_KIND_I32: for (int i = 0; i < cnt; i++) v[i] = ((const int32_t *)x)[b + i]; break;
     default: for (int i = 0; i < cnt; i++) v[i] = ((const int64_t *)x)[b + i]; break;
     }
 }
 
 static void store_block(void *y, int kind, long b, int cnt, const int64_t *v) {
     switch (kind) {
-    case NK_I8: for (int i = 0; i < cnt; i++) ((int8_t *)y)[b + i] = (int8_t)v[i]; break;
-    case NK_U8: for (int i = 0; i < cnt; i++) ((uint8_t *)y)[b + i] = (uint8_t)v[i]; break;
-    case NK_I16: for (int i = 0; i < cnt; i++) ((int16_t *)y)[b + i] = (int16_t)v[i]; break;
-    case NK_U16: for (int i = 0; i < cnt; i++) ((uint16_t *)y)[b + i] = (uint16_t)v[i]; break;
-    case NK_I32: for (int i = 0; i < cnt; i++) ((int32_t *)y)[b + i] = (int32_t)v[i]; break;
+    case NK_KIND_I8: for (int i = 0; i < cnt; i++) ((int8_t *)y)[b + i] = (int8_t)v[i]; break;
+    case NK_KIND_U8: for (int i = 0; i < cnt; i++) ((uint8_t *)y)[b + i] = (uint8_t)v[i]; break;
+    case NK_KIND_I16: for (int i = 0; i < cnt; i++) ((int16_t *)y)[b + i] = (int16_t)v[i]; break;
+    case NK_KIND_U16: for (int i = 0; i < cnt; i++) ((uint16_t *)y)[b + i] = (uint16_t)v[i]; break;
+    case NK_KIND_I32: for (int i = 0; i < cnt; i++) ((int32_t *)y)[b + i] = (int32_t)v[i]; break;
     default: for (int i = 0; i < cnt; i++) ((int64_t *)y)[b + i] = v[i]; break;
     }
 }
@@ -102,7 +102,7 @@ static void rescale_item(void *ctx, long it) {
     if (bad) atomic_store(&j->bad, 1);
 }
 
-/* y = RESCALE(x) over n elements (kinds NK_*). Per-channel parameters: C = the last dimension, mult / shift
+/* y = RESCALE(x) over n elements (kinds: enum nk_kind, I8 .. I64). Per-channel parameters: C = the last dimension, mult / shift
  * one per channel; per tensor: one each (C ignored). Returns 0, or 1 if a value breaks a REQUIRE of
  * apply_scale_32 (value in int32 and in [-2^(s-2), 2^(s-2))) or apply_scale_16 (value in int48, result in
  * int32), or -1 if memory ran out. */
@@ -139,19 +139,19 @@ int nk_rescale(const void *x, int in_kind, void *y, int out_kind, long n, int C,
 
 /* CAST (TOSA spec §2.13.1) between int8 / uint8 / int16 / int32 / bool / float32 with the reference's results
  * (kernels/quantized.py's numpy path): int -> int wraps, int -> float rounds to nearest even, -> bool is != 0,
- * float -> int rounds half to even, NaN -> 0, then saturates (in double for int32). Kinds: 0 int8, 1 uint8,
- * 2 int16, 4 int32, 6 bool, 7 float32. */
+ * float -> int rounds half to even, NaN -> 0, then saturates (in double for int32). Kinds: enum
+ * nk_kind (I8, U8, I16, I32, BOOL, F32). */
 /* dst[i] = CONV(src[i]) for one source element type, every destination kind (simple loops: vectorised) */
 #define NK_CAST_FROM(ST, CONV_F)                                                                          \
     {                                                                                                       \
         const ST *s = (const ST *)x;                                                                        \
         switch (dk) {                                                                                       \
-        case 0: for (long i = 0; i < n; i++) ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint32_t)(int64_t)s[i]; break;   \
-        case 1: for (long i = 0; i < n; i++) ((uint8_t *)y)[i] = (uint8_t)(uint32_t)(int64_t)s[i]; break;          \
-        case 2: for (long i = 0; i < n; i++) ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint32_t)(int64_t)s[i]; break; \
-        case 4: for (long i = 0; i < n; i++) ((int32_t *)y)[i] = (int32_t)(uint32_t)(int64_t)s[i]; break;          \
-        case 6: for (long i = 0; i < n; i++) ((uint8_t *)y)[i] = s[i] != 0; break;                                 \
-        case 7: for (long i = 0; i < n; i++) ((float *)y)[i] = CONV_F(s[i]); break;                                \
+        case NK_KIND_I8: for (long i = 0; i < n; i++) ((int8_t *)y)[i] = (int8_t)(uint8_t)(uint32_t)(int64_t)s[i]; break;   \
+        case NK_KIND_U8: for (long i = 0; i < n; i++) ((uint8_t *)y)[i] = (uint8_t)(uint32_t)(int64_t)s[i]; break;          \
+        case NK_KIND_I16: for (long i = 0; i < n; i++) ((int16_t *)y)[i] = (int16_t)(uint16_t)(uint32_t)(int64_t)s[i]; break; \
+        case NK_KIND_I32: for (long i = 0; i < n; i++) ((int32_t *)y)[i] = (int32_t)(uint32_t)(int64_t)s[i]; break;          \
+        case NK_KIND_BOOL: for (long i = 0; i < n; i++) ((uint8_t *)y)[i] = s[i] != 0; break;                                 \
+        case NK_KIND_F32: for (long i = 0; i < n; i++) ((float *)y)[i] = CONV_F(s[i]); break;                                \
         default: return -1;                                                                                 \
         }                                                                                                   \
         return 0;                                                                                           \
@@ -161,19 +161,19 @@ int nk_rescale(const void *x, int in_kind, void *y, int out_kind, long n, int C,
 
 int nk_cast(const void *x, int sk, void *y, int dk, long n) {
     switch (sk) {
-    case 0: NK_CAST_FROM(int8_t, NK_TO_FLOAT)
-    case 1: NK_CAST_FROM(uint8_t, NK_TO_FLOAT)
-    case 2: NK_CAST_FROM(int16_t, NK_TO_FLOAT)
-    case 4: NK_CAST_FROM(int32_t, NK_TO_FLOAT)
-    case 6: { /* bool: 0 / 1 whatever the stored byte (numpy's bool is 0 or 1) */
+    case NK_KIND_I8: NK_CAST_FROM(int8_t, NK_TO_FLOAT)
+    case NK_KIND_U8: NK_CAST_FROM(uint8_t, NK_TO_FLOAT)
+    case NK_KIND_I16: NK_CAST_FROM(int16_t, NK_TO_FLOAT)
+    case NK_KIND_I32: NK_CAST_FROM(int32_t, NK_TO_FLOAT)
+    case NK_KIND_BOOL: { /* bool: 0 / 1 whatever the stored byte (numpy's bool is 0 or 1) */
         const uint8_t *b = (const uint8_t *)x;
         for (long i = 0; i < n; i++) {
             int v = b[i] != 0;
             switch (dk) {
-            case 0: ((int8_t *)y)[i] = (int8_t)v; break;
-            case 1: case 6: ((uint8_t *)y)[i] = (uint8_t)v; break;
-            case 2: ((int16_t *)y)[i] = (int16_t)v; break;
-            case 4: ((int32_t *)y)[i] = v; break;
+            case NK_KIND_I8: ((int8_t *)y)[i] = (int8_t)v; break;
+            case NK_KIND_U8: case NK_KIND_BOOL: ((uint8_t *)y)[i] = (uint8_t)v; break;
+            case NK_KIND_I16: ((int16_t *)y)[i] = (int16_t)v; break;
+            case NK_KIND_I32: ((int32_t *)y)[i] = v; break;
             default: ((float *)y)[i] = (float)v; break;
             }
         }
@@ -182,9 +182,9 @@ int nk_cast(const void *x, int sk, void *y, int dk, long n) {
     default: break;
     }
     const float *f = (const float *)x; /* float32 */
-    if (dk == 7) { memcpy(y, x, (size_t)n * 4); return 0; }
-    if (dk == 6) { for (long i = 0; i < n; i++) ((uint8_t *)y)[i] = f[i] != 0.0f; return 0; }
-    if (dk == 4) {
+    if (dk == NK_KIND_F32) { memcpy(y, x, (size_t)n * 4); return 0; }
+    if (dk == NK_KIND_BOOL) { for (long i = 0; i < n; i++) ((uint8_t *)y)[i] = f[i] != 0.0f; return 0; }
+    if (dk == NK_KIND_I32) {
         for (long i = 0; i < n; i++) {
             double t = nearbyint((double)f[i]);
             t = t != t ? 0.0 : t;
@@ -193,14 +193,15 @@ int nk_cast(const void *x, int sk, void *y, int dk, long n) {
         }
         return 0;
     }
-    float lo = dk == 0 ? -128.0f : dk == 1 ? 0.0f : -32768.0f, hi = dk == 0 ? 127.0f : dk == 1 ? 255.0f : 32767.0f;
+    float lo = dk == NK_KIND_I8 ? -128.0f : dk == NK_KIND_U8 ? 0.0f : -32768.0f;
+    float hi = dk == NK_KIND_I8 ? 127.0f : dk == NK_KIND_U8 ? 255.0f : 32767.0f;
     for (long i = 0; i < n; i++) {
         float t = nearbyintf(f[i]);
         t = t != t ? 0.0f : t;
         t = t < lo ? lo : (t > hi ? hi : t);
         int32_t v = (int32_t)t;
-        if (dk == 0) ((int8_t *)y)[i] = (int8_t)v;
-        else if (dk == 1) ((uint8_t *)y)[i] = (uint8_t)v;
+        if (dk == NK_KIND_I8) ((int8_t *)y)[i] = (int8_t)v;
+        else if (dk == NK_KIND_U8) ((uint8_t *)y)[i] = (uint8_t)v;
         else ((int16_t *)y)[i] = (int16_t)v;
     }
     return 0;

@@ -14,6 +14,8 @@
  * Limits (checked by the caller, kernels/fused.py): stride 1 and no padding for the 1x1 convolution, its
  * post-ops a clamp at most; depthwise channel multiplier 1, dilation 1, post-ops a clamp at most. */
 
+#include "nnkiln.h"
+
 typedef struct {
     const float *x;
     int N, H, W, CI;

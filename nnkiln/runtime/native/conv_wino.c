@@ -21,6 +21,8 @@
  * the float64 transform): results differ from the direct convolution by a few float32 roundings of the
  * operands' magnitude (the runtime promises 1e-5 relative for float). */
 
+#include "nnkiln.h"
+
 typedef struct {
     const float *xp;
     int Hp, Wp, IC, th, tw;

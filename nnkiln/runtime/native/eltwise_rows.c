@@ -30,25 +30,15 @@
 #include <stddef.h>
 #include <stdatomic.h>
 
+#include "nnkiln.h"
+
 /* FP exception flags are never read: let the vectoriser if-convert the selects below (results,
- * including NaN/inf, are unchanged; this is not -ffast-math). */
+ * including NaN/inf, are unchanged; this is not -ffast-math). gcc only: clang ignores (and warns about) it. */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
+#endif
 
-enum { M_FULL = 0, M_CHAN = 1, M_ROWV = 2, M_SCAL = 3 };
-enum {
-    OP_ADD = 0, OP_SUB = 1, OP_MUL = 2, OP_MAX = 3, OP_MIN = 4, OP_DIV = 5,
-    OP_EXP = 10, OP_TANH = 11, OP_SIGMOID = 12, OP_ABS = 13, OP_NEG = 14, OP_RECIP = 15, OP_RSQRT = 16,
-    OP_CLAMP = 17, OP_COPY = 18,
-    OP_RSUM = 20, OP_RMAX = 21, OP_RMIN = 22,
-    OP_STORE = 30,
-    OP_CHAIN = 40, OP_STEP = 41
-};
-
-typedef struct {
-    int32_t op, dst, a, b; /* STORE: a = register, dst = argument index (>= 0) */
-    float lo, hi;          /* CLAMP bounds */
-    int32_t op2, c;        /* STEP entries of a CHAIN: the step's operation and operand */
-} nk_ins;
+/* Opcodes (NK_OP_*), operand modes (NK_MODE_*) and the instruction layout (nk_ins): nnkiln.h. */
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
@@ -263,12 +253,12 @@ static inline float nk_min(float x, float y) { return (x != x) ? x : ((y != y) ?
 static void binary(int op, const float *a, int sa, const float *b, int sb,
                    float *o, ptrdiff_t n) {
     switch (op) {
-    case OP_ADD: { BIN_LOOP(x + y) break; }
-    case OP_SUB: { BIN_LOOP(x - y) break; }
-    case OP_MUL: { BIN_LOOP(x * y) break; }
-    case OP_MAX: { BIN_LOOP(nk_max(x, y)) break; }
-    case OP_MIN: { BIN_LOOP(nk_min(x, y)) break; }
-    case OP_DIV: { BIN_LOOP(x / y) break; }
+    case NK_OP_ADD: { BIN_LOOP(x + y) break; }
+    case NK_OP_SUB: { BIN_LOOP(x - y) break; }
+    case NK_OP_MUL: { BIN_LOOP(x * y) break; }
+    case NK_OP_MAXIMUM: { BIN_LOOP(nk_max(x, y)) break; }
+    case NK_OP_MINIMUM: { BIN_LOOP(nk_min(x, y)) break; }
+    case NK_OP_DIV: { BIN_LOOP(x / y) break; }
     default: break;
     }
 }
@@ -283,43 +273,43 @@ typedef struct { const float *p; int kind; } nk_opnd;
 /* CHAIN: dst = s_n(...s_2(s_1(a))) where each step is a binary operation with an operand (add, sub,
  * mul, maximum, minimum) or a unary one (clamp, abs, negate, exp, tanh, sigmoid, reciprocal),
  * evaluated in registers 32 values at a time: one
- * pass over the block instead of one per operation. Same float32 operations, same results. */
-#define NK_MAX_STEPS 32
+ * pass over the block instead of one per operation. Same float32 operations, same results. At most NK_MAX_STEPS
+ * steps (nnkiln.h). */
 typedef struct { int op; int kind; const float *p; float v, lo, hi; } nk_step;
 
 
 static inline vf vstep(int op, vf t, vf x, float lo, float hi) {
     switch (op) {
-    case OP_ADD: return t + x;
-    case OP_SUB: return t - x;
-    case OP_MUL: return t * x;
-    case OP_MAX: return vsel((t > x) | (t != t), t, x); /* numpy: first if greater or NaN, else second */
-    case OP_MIN: return vsel((t < x) | (t != t), t, x);
-    case OP_CLAMP: { vf y = vsel(t < vbc(lo), vbc(lo), t); return vsel(y > vbc(hi), vbc(hi), y); }
-    case OP_ABS: return vabs(t);
-    case OP_NEG: return -t;
-    case OP_EXP: return vexp(t);
-    case OP_TANH: return vtanh(t);
-    case OP_SIGMOID: return vbc(1.0f) / (vexp(-t) + vbc(1.0f));
-    case OP_RECIP: return vbc(1.0f) / t;
+    case NK_OP_ADD: return t + x;
+    case NK_OP_SUB: return t - x;
+    case NK_OP_MUL: return t * x;
+    case NK_OP_MAXIMUM: return vsel((t > x) | (t != t), t, x); /* numpy: first if greater or NaN, else second */
+    case NK_OP_MINIMUM: return vsel((t < x) | (t != t), t, x);
+    case NK_OP_CLAMP: { vf y = vsel(t < vbc(lo), vbc(lo), t); return vsel(y > vbc(hi), vbc(hi), y); }
+    case NK_OP_ABS: return vabs(t);
+    case NK_OP_NEGATE: return -t;
+    case NK_OP_EXP: return vexp(t);
+    case NK_OP_TANH: return vtanh(t);
+    case NK_OP_SIGMOID: return vbc(1.0f) / (vexp(-t) + vbc(1.0f));
+    case NK_OP_RECIPROCAL: return vbc(1.0f) / t;
     default: return t;
     }
 }
 
 static inline float sstep(int op, float t, float x, float lo, float hi) {
     switch (op) {
-    case OP_ADD: return t + x;
-    case OP_SUB: return t - x;
-    case OP_MUL: return t * x;
-    case OP_MAX: return (t > x || t != t) ? t : x;
-    case OP_MIN: return (t < x || t != t) ? t : x;
-    case OP_CLAMP: { float y = t < lo ? lo : t; return y > hi ? hi : y; }
-    case OP_ABS: return fabsf(t);
-    case OP_NEG: return -t;
-    case OP_EXP: return nk_expf(t);
-    case OP_TANH: return nk_tanhf(t);
-    case OP_SIGMOID: return 1.0f / (nk_expf(-t) + 1.0f);
-    case OP_RECIP: return 1.0f / t;
+    case NK_OP_ADD: return t + x;
+    case NK_OP_SUB: return t - x;
+    case NK_OP_MUL: return t * x;
+    case NK_OP_MAXIMUM: return (t > x || t != t) ? t : x;
+    case NK_OP_MINIMUM: return (t < x || t != t) ? t : x;
+    case NK_OP_CLAMP: { float y = t < lo ? lo : t; return y > hi ? hi : y; }
+    case NK_OP_ABS: return fabsf(t);
+    case NK_OP_NEGATE: return -t;
+    case NK_OP_EXP: return nk_expf(t);
+    case NK_OP_TANH: return nk_tanhf(t);
+    case NK_OP_SIGMOID: return 1.0f / (nk_expf(-t) + 1.0f);
+    case NK_OP_RECIPROCAL: return 1.0f / t;
     default: return t;
     }
 }
@@ -329,20 +319,20 @@ static inline void vst(float *p, vf v) { memcpy(p, &v, sizeof v); }
 
 static void unary(int op, const float *a, float *o, ptrdiff_t n, float lo, float hi) {
     switch (op) {
-    case OP_EXP: case OP_TANH: case OP_SIGMOID: { /* the vector steps, then the scalar tail */
+    case NK_OP_EXP: case NK_OP_TANH: case NK_OP_SIGMOID: { /* the vector steps, then the scalar tail */
         ptrdiff_t i = 0;
         for (; i + NK_VL <= n; i += NK_VL) vst(o + i, vstep(op, vld(a + i), vbc(0.0f), lo, hi));
         for (; i < n; ++i) o[i] = sstep(op, a[i], 0.0f, lo, hi);
         break;
     }
-    case OP_ABS: for (ptrdiff_t i = 0; i < n; ++i) o[i] = fabsf(a[i]); break;
-    case OP_NEG: for (ptrdiff_t i = 0; i < n; ++i) o[i] = -a[i]; break;
-    case OP_RECIP: for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / a[i]; break;
-    case OP_RSQRT: for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / sqrtf(a[i]); break;
-    case OP_CLAMP: /* min(max(x, lo), hi); NaN propagates */
+    case NK_OP_ABS: for (ptrdiff_t i = 0; i < n; ++i) o[i] = fabsf(a[i]); break;
+    case NK_OP_NEGATE: for (ptrdiff_t i = 0; i < n; ++i) o[i] = -a[i]; break;
+    case NK_OP_RECIPROCAL: for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / a[i]; break;
+    case NK_OP_RSQRT: for (ptrdiff_t i = 0; i < n; ++i) o[i] = 1.0f / sqrtf(a[i]); break;
+    case NK_OP_CLAMP: /* min(max(x, lo), hi); NaN propagates */
         for (ptrdiff_t i = 0; i < n; ++i) { float x = a[i]; float y = x < lo ? lo : x; y = y > hi ? hi : y; o[i] = x != x ? x : y; }
         break;
-    case OP_COPY: if (o != a) memmove(o, a, (size_t)n * sizeof(float)); break;
+    case NK_OP_COPY: if (o != a) memmove(o, a, (size_t)n * sizeof(float)); break;
     default: break;
     }
 }
@@ -364,9 +354,9 @@ static void chain_row(const float *a, float *o, const nk_step *st, int ns, ptrdi
                 x0 = x1 = x2 = x3 = vbc(q->v);
             }
             switch (q->op) {
-            case OP_ADD: t0 = t0 + x0; t1 = t1 + x1; t2 = t2 + x2; t3 = t3 + x3; break;
-            case OP_SUB: t0 = t0 - x0; t1 = t1 - x1; t2 = t2 - x2; t3 = t3 - x3; break;
-            case OP_MUL: t0 = t0 * x0; t1 = t1 * x1; t2 = t2 * x2; t3 = t3 * x3; break;
+            case NK_OP_ADD: t0 = t0 + x0; t1 = t1 + x1; t2 = t2 + x2; t3 = t3 + x3; break;
+            case NK_OP_SUB: t0 = t0 - x0; t1 = t1 - x1; t2 = t2 - x2; t3 = t3 - x3; break;
+            case NK_OP_MUL: t0 = t0 * x0; t1 = t1 * x1; t2 = t2 * x2; t3 = t3 * x3; break;
             default:
                 t0 = vstep(q->op, t0, x0, q->lo, q->hi); t1 = vstep(q->op, t1, x1, q->lo, q->hi);
                 t2 = vstep(q->op, t2, x2, q->lo, q->hi); t3 = vstep(q->op, t3, x3, q->lo, q->hi);
@@ -419,11 +409,11 @@ static float pairwise_sum(const float *a, ptrdiff_t n) {
 }
 
 static float reduce(int op, const float *a, ptrdiff_t n) {
-    if (op == OP_RSUM) return 0.0f + pairwise_sum(a, n); /* numpy adds the sum to the identity 0 */
+    if (op == NK_OP_REDUCE_SUM) return 0.0f + pairwise_sum(a, n); /* numpy adds the sum to the identity 0 */
     /* max/min: a NaN anywhere makes the result NaN (numpy); lane-wise select of x where x beats the
      * lane or is NaN (a NaN lane stays NaN: comparisons with it are false), 8 lanes at a time */
-    if (n == 0) return op == OP_RMAX ? -INFINITY : INFINITY;
-    int is_max = op == OP_RMAX;
+    if (n == 0) return op == NK_OP_REDUCE_MAX ? -INFINITY : INFINITY;
+    int is_max = op == NK_OP_REDUCE_MAX;
     float r = a[0];
     ptrdiff_t i = 0;
     if (n >= 8) {
@@ -508,7 +498,7 @@ static void run_blocks(rows_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, i
         for (int k = 0; k < nins; ++k) {
             const nk_ins *in = &prog[k];
             nk_opnd o2[2] = {{NULL, K_K}, {NULL, K_K}};
-            int nops = in->op < OP_EXP ? 2 : 1; /* CHAIN / unary / reduce / STORE: a only */
+            int nops = in->op < NK_OP_EXP ? 2 : 1; /* CHAIN / unary / reduce / STORE: a only */
             int ids[2] = {in->a, in->b};
             for (int s = 0; s < nops; ++s) {
                 int id = ids[s];
@@ -516,17 +506,17 @@ static void run_blocks(rows_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, i
                 else {
                     int g = -1 - id;
                     switch (modes[g]) {
-                    case M_FULL: o2[s].p = args[g] + r0 * C; o2[s].kind = K_V; break;
-                    case M_CHAN: o2[s].p = args[g]; o2[s].kind = K_H; break;
-                    case M_ROWV: o2[s].p = args[g] + r0; o2[s].kind = K_S; break;
+                    case NK_MODE_FULL: o2[s].p = args[g] + r0 * C; o2[s].kind = K_V; break;
+                    case NK_MODE_CHAN: o2[s].p = args[g]; o2[s].kind = K_H; break;
+                    case NK_MODE_ROWV: o2[s].p = args[g] + r0; o2[s].kind = K_S; break;
                     default: o2[s].p = args[g]; o2[s].kind = K_K; break;
                     }
                 }
             }
-            if (in->op == OP_STORE) {
+            if (in->op == NK_OP_STORE) {
                 int g = in->dst;
-                float *dst = modes[g] == M_FULL ? args[g] + r0 * C : args[g] + r0;
-                ptrdiff_t n = modes[g] == M_FULL ? R * C : R;
+                float *dst = modes[g] == NK_MODE_FULL ? args[g] + r0 * C : args[g] + r0;
+                ptrdiff_t n = modes[g] == NK_MODE_FULL ? R * C : R;
                 if (dst != o2[0].p) memmove(dst, o2[0].p, (size_t)n * sizeof(float));
                 continue;
             }
@@ -535,9 +525,9 @@ static void run_blocks(rows_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, i
             int dummy_kind;
             int *kd = in->dst >= 0 ? &kind[in->dst] : &dummy_kind;
             float *o = in->dst >= 0 ? regs + (size_t)in->dst * stride
-                                    : (modes[-1 - in->dst] == M_FULL ? args[-1 - in->dst] + r0 * C
+                                    : (modes[-1 - in->dst] == NK_MODE_FULL ? args[-1 - in->dst] + r0 * C
                                                                      : args[-1 - in->dst] + r0);
-            if (in->op == OP_CHAIN) {
+            if (in->op == NK_OP_CHAIN) {
                 int ns = in->b;
                 const nk_ins *steps = prog + k + 1;
                 k += ns;
@@ -547,15 +537,15 @@ static void run_blocks(rows_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, i
                     const nk_ins *q = &steps[s2];
                     st[s2].op = q->op2; st[s2].lo = q->lo; st[s2].hi = q->hi;
                     st[s2].p = NULL; st[s2].kind = K_K; st[s2].v = 0.0f;
-                    if (q->op2 >= OP_EXP) continue; /* unary steps: no operand */
+                    if (q->op2 >= NK_OP_EXP) continue; /* unary steps: no operand */
                     int id = q->c;
                     if (id >= 0) { st[s2].p = regs + (size_t)id * stride; st[s2].kind = kind[id]; }
                     else {
                         int g = -1 - id;
                         switch (modes[g]) {
-                        case M_FULL: st[s2].p = args[g] + r0 * C; st[s2].kind = K_V; break;
-                        case M_CHAN: st[s2].p = args[g]; st[s2].kind = K_H; break;
-                        case M_ROWV: st[s2].p = args[g] + r0; st[s2].kind = K_S; break;
+                        case NK_MODE_FULL: st[s2].p = args[g] + r0 * C; st[s2].kind = K_V; break;
+                        case NK_MODE_CHAN: st[s2].p = args[g]; st[s2].kind = K_H; break;
+                        case NK_MODE_ROWV: st[s2].p = args[g] + r0; st[s2].kind = K_S; break;
                         default: st[s2].p = args[g]; st[s2].kind = K_K; break;
                         }
                     }
@@ -576,7 +566,7 @@ static void run_blocks(rows_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, i
                     nk_opnd t = o2[0];
                     for (int s2 = 0; s2 < ns; ++s2) {
                         const nk_ins *q = &steps[s2];
-                        if (q->op2 >= OP_EXP) {
+                        if (q->op2 >= NK_OP_EXP) {
                             if (t.kind == K_H) {
                                 for (ptrdiff_t r = 0; r < R; ++r) unary(q->op2, t.p, o + r * C, C, q->lo, q->hi);
                                 *kd = K_V;
@@ -592,9 +582,9 @@ static void run_blocks(rows_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, i
                             else {
                                 int g = -1 - id;
                                 switch (modes[g]) {
-                                case M_FULL: c3.p = args[g] + r0 * C; c3.kind = K_V; break;
-                                case M_CHAN: c3.p = args[g]; c3.kind = K_H; break;
-                                case M_ROWV: c3.p = args[g] + r0; c3.kind = K_S; break;
+                                case NK_MODE_FULL: c3.p = args[g] + r0 * C; c3.kind = K_V; break;
+                                case NK_MODE_CHAN: c3.p = args[g]; c3.kind = K_H; break;
+                                case NK_MODE_ROWV: c3.p = args[g] + r0; c3.kind = K_S; break;
                                 default: c3.p = args[g]; c3.kind = K_K; break;
                                 }
                             }
@@ -603,9 +593,9 @@ static void run_blocks(rows_job *job, ptrdiff_t b0, ptrdiff_t b1, float *regs, i
                         t.p = o; t.kind = *kd;
                     }
                 }
-            } else if (in->op < OP_EXP) {
+            } else if (in->op < NK_OP_EXP) {
                 block_binary(in->op, o2[0], o2[1], o, kd, R, C);
-            } else if (in->op < OP_RSUM) {
+            } else if (in->op < NK_OP_REDUCE_SUM) {
                 nk_opnd a = o2[0];
                 if (a.kind == K_H) { /* a channel vector: expand to the block first */
                     for (ptrdiff_t r = 0; r < R; ++r) unary(in->op, a.p, o + r * C, C, in->lo, in->hi);

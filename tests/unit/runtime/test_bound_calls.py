@@ -20,10 +20,9 @@ import pytest
 import nnkiln
 from nnkiln.blob.format import Memory
 from nnkiln.runtime import executable as exmod
-from nnkiln.runtime.kernels import conv as kconv
 from nnkiln.runtime.kernels.bound import Bound, Chain, chain_units, io_patches, slots
 
-pytestmark = pytest.mark.skipif(kconv.native_lib("conv") is None, reason="native library unavailable")
+pytestmark = pytest.mark.native
 RNG = np.random.default_rng(7)
 
 

@@ -31,8 +31,8 @@ from nnkiln.runtime.kernels import epilogue, winograd
 F = Kind.F32
 KERNELS = load_kernels(with_ir=False)
 RNG = np.random.default_rng(5)
-HAVE_NATIVE = native.available() and conv_mod.native_lib("conv") is not None
-PATHS = [pytest.param(True, id="native", marks=pytest.mark.skipif(not HAVE_NATIVE, reason="no native kernels")),
+LIB = conv_mod.native_lib()
+PATHS = [pytest.param(True, id="native", marks=pytest.mark.native),
          pytest.param(False, id="numpy")]
 RELU6 = {"kernel": "tosa.clamp", "attrs": {"min_val": 0.0, "max_val": 6.0}}
 
@@ -41,7 +41,7 @@ RELU6 = {"kernel": "tosa.clamp", "attrs": {"min_val": 0.0, "max_val": 6.0}}
 def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
     use_native = bool(request.param)
     if not use_native:
-        monkeypatch.setattr(conv_mod, "native_lib", lambda name: None)
+        monkeypatch.setattr(conv_mod, "native_lib", lambda: None)
     return use_native
 
 
@@ -296,7 +296,7 @@ def test_conv2d_non_contiguous_operands(path: bool) -> None:
     assert np.isnan(outbig[..., oc:]).all()  # nothing written outside the view
 
 
-@pytest.mark.skipif(not HAVE_NATIVE, reason="no native kernels")
+@pytest.mark.native
 def test_threads_give_identical_results(monkeypatch: pytest.MonkeyPatch) -> None:
     """Threads split output rows / channel blocks, never a sum: 1, 2, 3 and 5 threads agree bit for bit (the shapes
     are above the size from which kernels use several threads); each thread takes its home range of the items
@@ -315,7 +315,7 @@ def test_threads_give_identical_results(monkeypatch: pytest.MonkeyPatch) -> None
     for t in (2, 3, 5):
         for a, e in zip(res[t], res[1]):
             np.testing.assert_array_equal(a, e)
-    assert conv_mod.native_lib("conv").nk_pool_workers() >= 4  # the pool really ran the 5-thread jobs
+    assert conv_mod.native_lib().nk_pool_workers() >= 4  # the pool really ran the 5-thread jobs
     fn = _kernel(True, attrs, dx1, dw1, db1, (1, 60, 60, 32), [RELU6])
     for k in range(120):
         monkeypatch.setattr(conv_mod, "kernel_threads", lambda k=k: (2, 3, 5, 1)[k % 4])
@@ -461,7 +461,7 @@ def test_blob_winograd_chain(path: bool, monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_no_native_environment_uses_numpy_path() -> None:
     code = ("from nnkiln.runtime.kernels import conv; from nnkiln.runtime import native; "
-            "print(conv.native_lib('conv') is None, native.status()['conv'])")
+            "print(conv.native_lib() is None, native.status())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"NNKILN_NO_NATIVE": "1", "PATH": "", "PYTHONPATH": ":".join(sys.path)}).stdout
     assert out.startswith("True disabled by NNKILN_NO_NATIVE")
@@ -506,7 +506,7 @@ def test_pools_identical_to_reference(path: bool, case: tuple, kind: str) -> Non
 
 # -- FULLY_CONNECTED / MATMUL with constant weights (conv.native_gemm) ----------------------------------
 
-WIDE = HAVE_NATIVE and bool(conv_mod.native_lib("conv").nk_wide_tiles())
+WIDE = LIB is not None and bool(LIB.nk_wide_tiles())
 GEMM_EPILOGUES = [
     ([], 0),
     ([RELU6], 0),
@@ -620,29 +620,29 @@ def test_gemm_with_run_time_weights(threads: int, small: bool, monkeypatch: pyte
     assert calls == ([] if (threads > 1 or small) and WIDE else [1])
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("flags,needs,tests", [
     ("-mno-avx512f", "avx512f", "native and (conv2d or gemm) and not other_builds"),  # what AVX2 machines run
     ("-mno-avx", "", "native and (conv2d or depthwise or pool) and not other_builds"),  # no SIMD at all: scalar C
 ])
-def test_conv_kernels_in_other_builds(tmp_path, flags: str, needs: str, tests: str) -> None:  # noqa: ANN001
-    """conv.c built for other machines (``NNKILN_NATIVE_FLAGS``, in a fresh process) compiles and passes this file's
-    native cases: the AVX2 tiles of a machine without AVX-512, and the scalar code of one without AVX (every SIMD
-    path must stay behind the right guard: a build failure would silently drop every native kernel)."""
+def test_conv_kernels_in_other_builds(native_build, flags: str, needs: str, tests: str) -> None:  # noqa: ANN001
+    """The library built for other machines (``NNKILN_NATIVE_FLAGS``) compiles and passes this file's native cases
+    (loaded through ``NNKILN_NATIVE_LIB``, in a fresh process): the AVX2 tiles of a machine without AVX-512, and the
+    scalar code of one without AVX (every SIMD path must stay behind the right guard)."""
     import os
 
-    if not HAVE_NATIVE or (needs and needs not in native._cpu_id().split()):
-        pytest.skip(f"no native library, or the default build has no {needs} paths to avoid")
-    env = {**os.environ, "NNKILN_NATIVE_FLAGS": flags, "NNKILN_CACHE_DIR": str(tmp_path)}
+    if needs and needs not in native.cpu_flags():
+        pytest.skip(f"the default build has no {needs} paths to avoid")
+    env = {**os.environ, "NNKILN_NATIVE_LIB": str(native_build(flags))}
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", tests],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "failed" not in r.stdout
-    assert any(f.name.startswith("conv-") for f in tmp_path.iterdir())  # the rebuilt library was used
 
 
 # -- REDUCE_SUM over an outer axis (conv.reduce_sum) ---------------------------------------------------------
 
-@pytest.mark.skipif(not HAVE_NATIVE, reason="no native kernels")
+@pytest.mark.native
 @pytest.mark.parametrize("shape,axis", [((1, 49, 1280), 1), ((2, 7, 5, 3), 1), ((2, 7, 5, 3), 2), ((3, 4, 5), 0),
                                         ((4, 1, 6), 1), ((2, 300, 2), 1)])
 @pytest.mark.parametrize("posts,nextra", [([], 0), ([{"kernel": "tosa.mul", "attrs": {"shift": 0}, "operand": 1}], 1),

@@ -21,10 +21,9 @@ import pytest
 
 import nnkiln
 from nnkiln.runtime import direct
-from nnkiln.runtime.kernels import conv as kconv
 from nnkiln.runtime.kernels.bound import Chain
 
-pytestmark = pytest.mark.skipif(kconv.native_lib("conv") is None, reason="native library unavailable")
+pytestmark = pytest.mark.native
 RNG = np.random.default_rng(11)
 
 

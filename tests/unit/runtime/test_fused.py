@@ -27,10 +27,9 @@ import nnkiln
 from nnkiln.analysis import expansion_depthwise, operand_transposes
 from nnkiln.analysis.task_edits import apply_to_tasks
 from nnkiln.ir.text import parse_module
-from nnkiln.runtime.kernels import conv as kconv
 from nnkiln.runtime.kernels import fused
 
-pytestmark = pytest.mark.skipif(kconv.native_lib("conv") is None, reason="native library unavailable")
+pytestmark = pytest.mark.native
 RNG = np.random.default_rng(11)
 
 

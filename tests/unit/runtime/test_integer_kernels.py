@@ -113,19 +113,16 @@ def _bound(name: str, kinds: list[Kind], out: Kind, data: list[np.ndarray], attr
     assert b is not None
     (addr, args), = b.calls
     call = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int)(addr)
-    assert native_lib("conv") is not None
+    assert native_lib() is not None
     return call(args.ctypes.data, 1), got
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("name", ["tosa.add", "tosa.sub", "tosa.mul", "tosa.maximum", "tosa.minimum", "tosa.greater",
                                   "tosa.greater_equal", "tosa.equal", "tosa.select"])
 @pytest.mark.parametrize("scalar", [None, 0, 1])
 def test_native_form_equals_the_reference(name: str, scalar: int | None) -> None:
     """``nk_int_ew`` (what chains run) bit for bit as the reference; an operand may be one element (step 0)."""
-    from nnkiln.runtime.kernels.conv import native_lib
-
-    if native_lib("conv") is None:
-        pytest.skip("native library unavailable")
     select = name == "tosa.select"
     kinds = [BOOL, I32, I32] if select else [I32, I32]
     shapes = [(2, 65)] * len(kinds)
@@ -140,11 +137,8 @@ def test_native_form_equals_the_reference(name: str, scalar: int | None) -> None
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.native
 def test_native_form_fails_cleanly_on_overflow() -> None:
-    from nnkiln.runtime.kernels.conv import native_lib
-
-    if native_lib("conv") is None:
-        pytest.skip("native library unavailable")
     a = np.array([[1, 2, (1 << 31) - 1]], np.int32)
     rc, got = _bound("tosa.add", [I32, I32], I32, [a, np.ones((1, 1), np.int32)])
     assert rc == 1 and not got.any()  # nothing written: the chain runs the unit's own path, which reports it

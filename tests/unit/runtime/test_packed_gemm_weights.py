@@ -57,7 +57,7 @@ def test_paneled_matmul_matches_onnxruntime(n: int, native: bool, monkeypatch: p
     from nnkiln.runtime.kernels import conv as conv_mod
 
     if not native:
-        monkeypatch.setattr(conv_mod, "native_lib", lambda name: None)
+        monkeypatch.setattr(conv_mod, "native_lib", lambda: None)
     model = _model(n)
     x = RNG.standard_normal((1, 6, 20)).astype(np.float32)
     module = import_model_proto(model, [x])

@@ -51,12 +51,9 @@ def _close(actual: np.ndarray, expected: np.ndarray) -> None:
     np.testing.assert_allclose(actual[fin], expected[fin], rtol=1e-5, atol=1e-6 * scale)
 
 
-@pytest.fixture(params=["native", "numpy"])
+@pytest.fixture(params=[pytest.param("native", marks=pytest.mark.native), "numpy"])
 def path(request, monkeypatch):  # noqa: ANN001, ANN201
-    if request.param == "native":
-        if rows_mod.rows_lib() is None:
-            pytest.skip("native library unavailable")
-    else:
+    if request.param == "numpy":
         monkeypatch.setattr(rows_mod, "_LIB", None)
     return request.param
 
@@ -363,10 +360,9 @@ def test_multi_executor_groups_only_between_barriers(path) -> None:  # noqa: ANN
         assert sorted(g.tasks for g in _groups(exe)) == [[0, 1], [2, 3], [4]]
 
 
+@pytest.mark.native
 def test_native_exp_tanh_accuracy() -> None:
     lib = rows_mod.rows_lib()
-    if lib is None:
-        pytest.skip("native library unavailable")
     x = np.concatenate([np.linspace(-103.9, 88.7, 200001, dtype=np.float32),
                         (RNG.standard_normal(100000) * 0.1).astype(np.float32)])
     for fn, ref in ((lib.nk_exp, np.exp), (lib.nk_tanh, np.tanh)):

@@ -9,6 +9,7 @@ import pytest
 
 from nnkiln.blob.format import BufferDesc, Memory
 from nnkiln.kinds import Kind
+from nnkiln.runtime import native
 from nnkiln.runtime.kernels import conv as conv_mod
 from nnkiln.runtime.kernels import fast
 
@@ -56,11 +57,10 @@ def test_transpose_equals_numpy(shape: tuple[int, ...], perms: tuple[int, ...], 
     assert got.view(np.uint8).tobytes() == np.ascontiguousarray(x.transpose(perms)).view(np.uint8).tobytes()
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_native_kernel_remainders_and_threads(threads: int) -> None:
-    lib = conv_mod.native_lib("conv")
-    if lib is None:
-        pytest.skip("no C compiler")
+    lib = conv_mod.native_lib()
     rng = np.random.default_rng(1)
     # narrow rows (a < 8: columns read side by side, 8192 per work item), 8x8 blocks, wide items for small a
     for p, a, b in [(1, 8, 8), (3, 13, 11), (2, 37, 45), (1, 1000, 33), (2, 70, 129), (1, 1, 20000), (2, 2, 9000),
@@ -71,11 +71,10 @@ def test_native_kernel_remainders_and_threads(threads: int) -> None:
         np.testing.assert_array_equal(out, x.transpose(0, 2, 1))
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_permute_kernel(threads: int) -> None:
-    lib = conv_mod.native_lib("conv")
-    if lib is None:
-        pytest.skip("no C compiler")
+    lib = conv_mod.native_lib()
     rng = np.random.default_rng(2)
     for shape, perms in [((5, 3, 17), (1, 0, 2)), ((2, 3, 4, 1000), (2, 0, 1, 3)), ((7, 9), (1, 0)), ((64,), (0,)),
                          ((2, 3, 5, 4, 3, 2), (5, 3, 1, 0, 2, 4))]:
@@ -120,9 +119,10 @@ def test_slice_equals_numpy(shape: tuple[int, ...], start: tuple[int, ...], size
     fn([x], [out], [])
     np.testing.assert_array_equal(out, want)
     bind = getattr(fn, "bind", None)
-    if np.dtype(dtype).itemsize != 4 or conv_mod.native_lib("conv") is None:
+    if np.dtype(dtype).itemsize != 4 or native.disabled():
         assert bind is None or np.dtype(dtype).itemsize == 4
         return
+    assert conv_mod.native_lib() is not None, native.status()  # the bound form needs the library
     out2 = np.zeros(size, dtype)
     b = bind([x], [out2], [])
     (addr, args), = b.calls
