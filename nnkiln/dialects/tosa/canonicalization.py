@@ -78,7 +78,7 @@ class ComposeTransposes(RewritePattern):
         inner = op.input1.owner
         if not isinstance(inner, TransposeOp):
             return
-        perms = compose(inner.attr_values()["perms"], op.attr_values()["perms"])
+        perms = compose(inner.perms.get_values(), op.perms.get_values())
         source = inner.input1
         if not (is_identity(perms) and forward(rewriter, op, source)):
             rewriter.replace(op, TransposeOp.make([source], op.output.type.element_type, perms=perms))  # type: ignore[attr-defined]
@@ -90,7 +90,7 @@ class RemoveIdentityTranspose(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter, /) -> None:
-        if is_identity(op.attr_values()["perms"]):
+        if is_identity(op.perms.get_values()):
             forward(rewriter, op, op.input1)
 
 
@@ -122,7 +122,7 @@ class RemoveNoOpPad(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: PadOp, rewriter: PatternRewriter, /) -> None:
-        if not any(op.attr_values()["padding"]):
+        if not any(op.padding.get_values()):
             forward(rewriter, op, op.input1)
 
 
@@ -131,8 +131,7 @@ class RemoveNoOpSlice(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter, /) -> None:
-        attrs = op.attr_values()
-        if not any(attrs["start"]) and tuple(attrs["size"]) == tuple(op.input1.type.get_shape()):  # type: ignore[attr-defined]
+        if not any(op.start.get_values()) and op.size.get_values() == tuple(op.input1.type.get_shape()):  # type: ignore[attr-defined]
             forward(rewriter, op, op.input1)
 
 
@@ -141,7 +140,7 @@ class RemoveNoOpTile(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TileOp, rewriter: PatternRewriter, /) -> None:
-        if all(m == 1 for m in op.attr_values()["multiples"]):
+        if all(m == 1 for m in op.multiples.get_values()):
             forward(rewriter, op, op.input1)
 
 

@@ -5,7 +5,8 @@ What: xDSL's canonicalization: every op's ``HasCanonicalizationPatternsTrait`` p
 transpose/reshape removal, folding of small all-constant ops) and ``HasFolder`` folders, driven by a
 ``PatternRewriteWalker`` to a fixpoint, with trivially dead ops erased on the way and ``region_dce`` after
 each sweep. It is xDSL's ``CanonicalizePass`` except that each op class's pattern list is gathered once
-(xDSL gathers it again for every op it visits: a quarter of this pass's time on BERT-base).
+(xDSL gathers the traits' patterns and builds an applier again for every op it visits: 10-20 % of this
+pass's time on BERT-base).
 
 Why: later passes and pattern matching expect one form per computation. Legal before and after:
 any verified IR; after, no pure op is left unused.

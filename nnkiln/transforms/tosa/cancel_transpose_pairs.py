@@ -5,8 +5,11 @@ dimension ``p1[p2[j]]`` of ``x`` (TRANSPOSE, spec §2.10.7), so the pair is one 
 ``perms[j] = p1[p2[j]]``; when that is the identity (and ``x`` has the outer result's type) the pair is
 removed (uses of the outer result use ``x``). The inner transpose is erased when nothing else uses it.
 The rewrite is the ``ComposeTransposes`` canonicalization pattern of ``tosa.transpose``
-(``nnkiln.dialects.tosa.canonicalization``), driven alone to a fixpoint by xDSL's ``PatternRewriteWalker``
-(chains of any length collapse; no other op is touched, dead ops elsewhere are left to ``dce``).
+(``nnkiln.dialects.tosa.canonicalization``), driven alone by xDSL's ``PatternRewriteWalker`` in one sweep
+in program order: a transpose's input is rewritten before it is visited, so chains of any length collapse,
+and a rewrite never gives an earlier transpose a transpose input; that sweep is the fixpoint, so the
+walker's re-sweeps (``apply_recursively``) are turned off. No other op is touched; dead ops elsewhere are
+left to ``dce``.
 
 Why: importers insert layout transposes (NCHW↔NHWC) that cancel out.
 Legal before: verified tosa IR. After: the same, with fewer ``tosa.transpose`` ops; values unchanged
@@ -32,4 +35,4 @@ class CancelTransposePairs(ModulePass):
     name = "cancel-transpose-pairs"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ComposeTransposes()).rewrite_module(op)
+        PatternRewriteWalker(ComposeTransposes(), apply_recursively=False).rewrite_module(op)

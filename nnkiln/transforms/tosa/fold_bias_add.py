@@ -73,7 +73,7 @@ class FoldIntoProducer(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, e: AddOp | SubOp | MulOp, rewriter: PatternRewriter, /) -> None:
-        if isinstance(e, MulOp) and e.attr_values()["shift"]:
+        if isinstance(e, MulOp) and e.shift.value.data:
             return
         for k in (0,) if isinstance(e, SubOp) else (0, 1):  # c - P(...) is not a bias
             p = e.operands[k].owner

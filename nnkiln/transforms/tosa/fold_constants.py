@@ -6,8 +6,10 @@ spec's semantics (bit-exact for integers). Ops with regions, ``tosa.custom`` and
 than ``max-elements`` are left alone; an op whose evaluation hits a REQUIRE failure
 (``tosa_unpredictable``) is left unfolded, so the run-time behaviour is unchanged. The rewrite is the
 ``FoldConstantOperands`` pattern that ``canonicalize`` also applies (there with a small size limit,
-``nnkiln.dialects.tosa.canonicalization``), driven to a fixpoint by xDSL's ``PatternRewriteWalker``:
-chains of constant ops fold in one pass.
+``nnkiln.dialects.tosa.canonicalization``), driven by xDSL's ``PatternRewriteWalker`` in one sweep in
+program order: an op's operands are defined before it, so they are folded by the time it is visited
+(chains of constant ops fold in one pass) and folding an op never makes an earlier one foldable; that
+sweep is the fixpoint, so the walker's re-sweeps (``apply_recursively``) are turned off.
 
 Why: importers produce constant subgraphs (weight reshapes/transposes, shape arithmetic).
 
@@ -35,4 +37,4 @@ class FoldConstants(ModulePass):
     max_elements: int = 1 << 24
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FoldConstantOperands(self.max_elements)).rewrite_module(op)
+        PatternRewriteWalker(FoldConstantOperands(self.max_elements), apply_recursively=False).rewrite_module(op)

@@ -63,8 +63,8 @@ def inverse(p: Perm) -> Perm:
     return tuple(int(i) for i in np.argsort(p))
 
 
-def _perm(op: Operation) -> Perm:
-    return tuple(from_attr(op.properties["perms"]))
+def _perm(op: TransposeOp) -> Perm:
+    return op.perms.get_values()  # type: ignore[return-value]
 
 
 def _moving_transpose(v: SSAValue) -> TransposeOp | None:
