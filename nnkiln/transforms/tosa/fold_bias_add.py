@@ -7,8 +7,11 @@ last (output channel) axis, i.e. its shape is all ones except possibly the last 
 the output channel count. Weights scale per output channel: CONV2D ``[OC,KH,KW,IC]`` along axis 0,
 DEPTHWISE_CONV2D ``[KH,KW,C,M]`` with output channel ``c·M + m``, FULLY_CONNECTED ``[OC,IC]`` along
 axis 0. New constants are made (the old ones may be shared; ``dce`` removes dead ones). The rewrite is
-the ``FoldIntoProducer`` pattern, driven by xDSL's ``PatternRewriteWalker`` to a fixpoint (a MUL then an
-ADD both fold: the folded convolution is revisited).
+the ``FoldIntoProducer`` pattern, driven by xDSL's ``PatternRewriteWalker`` in one sweep in program order:
+a match depends only on the visited op's operands and their use counts, and a rewrite replaces just the
+visited op and its single-use producer (the new producer takes the old one's place, before every user), so
+a later op sees the result (a MUL then an ADD both fold) and no earlier op changes; that sweep is the
+fixpoint, so the walker's re-sweeps (``apply_recursively``) are turned off.
 
 Why: exporters fold BatchNormalization into MUL/ADD pairs or leave a Conv without bias followed by an
 Add of a per-channel constant; both are free in the convolution's own bias/weights.
@@ -111,4 +114,4 @@ class FoldBiasAdd(ModulePass):
     name = "fold-bias-add"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FoldIntoProducer()).rewrite_module(op)
+        PatternRewriteWalker(FoldIntoProducer(), apply_recursively=False).rewrite_module(op)

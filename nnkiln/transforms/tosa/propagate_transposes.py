@@ -18,7 +18,8 @@ size-1 dimensions becomes a RESHAPE (no data movement). Pairs that meet are comp
 
 How: two ``PatternRewriteWalker`` runs: ``SinkTranspose``, ``SinkTransposeThroughReshape`` and
 ``ComposeTransposes`` together (``GreedyRewritePatternApplier``) to a fixpoint, then
-``UnitDimTransposeToReshape`` on what is left (so it cannot hide a pair that would still meet). The
+``UnitDimTransposeToReshape`` on what is left (so it cannot hide a pair that would still meet; one sweep:
+each transpose's match depends on itself alone). The
 transposes and constants a rewrite leaves unused are erased; other dead ops are left to ``dce``.
 
 Why: importers from NCHW formats wrap every NHWC-native op in NCHW↔NHWC transposes; elementwise
@@ -238,4 +239,4 @@ class PropagateTransposes(ModulePass):
         sink = GreedyRewritePatternApplier(
             [ComposeTransposes(), SinkTranspose(), SinkTransposeThroughReshape()], dce_enabled=False)
         PatternRewriteWalker(sink).rewrite_module(op)
-        PatternRewriteWalker(UnitDimTransposeToReshape()).rewrite_module(op)
+        PatternRewriteWalker(UnitDimTransposeToReshape(), apply_recursively=False).rewrite_module(op)
