@@ -81,7 +81,8 @@ class ComposeTransposes(RewritePattern):
         perms = compose(inner.perms.get_values(), op.perms.get_values())
         source = inner.input1
         if not (is_identity(perms) and forward(rewriter, op, source)):
-            rewriter.replace(op, TransposeOp.make([source], op.output.type.element_type, perms=perms))  # type: ignore[attr-defined]
+            element_type = op.output.type.element_type  # type: ignore[attr-defined]
+            rewriter.replace(op, TransposeOp.make([source], element_type, perms=perms))
         erase_dead(rewriter, [inner.output])
 
 
@@ -104,8 +105,9 @@ class ComposeReshapes(RewritePattern):
         if not isinstance(inner, ReshapeOp):
             return
         if not forward(rewriter, op, inner.input1):
-            new_shape = tuple(op.output.type.get_shape())  # type: ignore[attr-defined]
-            rewriter.replace(op, ReshapeOp.make([inner.input1], op.output.type.element_type, new_shape=new_shape))  # type: ignore[attr-defined]
+            out = op.output.type
+            assert isinstance(out, TensorType)
+            rewriter.replace(op, ReshapeOp.make([inner.input1], out.element_type, new_shape=tuple(out.get_shape())))
         erase_dead(rewriter, [inner.output])
 
 
@@ -131,7 +133,8 @@ class RemoveNoOpSlice(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter, /) -> None:
-        if not any(op.start.get_values()) and op.size.get_values() == tuple(op.input1.type.get_shape()):  # type: ignore[attr-defined]
+        full = tuple(op.input1.type.get_shape())  # type: ignore[attr-defined]
+        if not any(op.start.get_values()) and op.size.get_values() == full:
             forward(rewriter, op, op.input1)
 
 

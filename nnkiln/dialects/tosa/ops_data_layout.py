@@ -52,7 +52,8 @@ class PadCanonicalization(HasCanonicalizationPatternsTrait):
 
 
 class ReshapeCanonicalization(HasCanonicalizationPatternsTrait):
-    """RESHAPE of RESHAPE → one RESHAPE; RESHAPE to the input's type → the input (``nnkiln.dialects.tosa.canonicalization``)."""
+    """RESHAPE of RESHAPE → one RESHAPE; RESHAPE to the input's type → the input
+    (``nnkiln.dialects.tosa.canonicalization``)."""
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
@@ -82,7 +83,8 @@ class TileCanonicalization(HasCanonicalizationPatternsTrait):
 
 
 class TransposeCanonicalization(HasCanonicalizationPatternsTrait):
-    """TRANSPOSE of TRANSPOSE → one TRANSPOSE or none; identity TRANSPOSE → its input (``nnkiln.dialects.tosa.canonicalization``)."""
+    """TRANSPOSE of TRANSPOSE → one TRANSPOSE or none; identity TRANSPOSE → its input
+    (``nnkiln.dialects.tosa.canonicalization``)."""
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:

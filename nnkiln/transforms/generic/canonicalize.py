@@ -34,7 +34,8 @@ class CanonicalizationPatterns(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         cls = type(op)
         if cls not in self._by_class:
-            patterns = [p for t in cls.get_traits_of_type(HasCanonicalizationPatternsTrait) for p in t.get_patterns(cls)]
+            traits = cls.get_traits_of_type(HasCanonicalizationPatternsTrait)
+            patterns = [p for t in traits for p in t.get_patterns(cls)]
             self._by_class[cls] = (None if not patterns else patterns[0] if len(patterns) == 1
                                    else GreedyRewritePatternApplier(patterns, dce_enabled=False))
         pattern = self._by_class[cls]

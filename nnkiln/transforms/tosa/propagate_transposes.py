@@ -211,7 +211,8 @@ class SinkTransposeThroughReshape(RewritePattern):
             return
         sx, q = plan
         r = ReshapeOp.make([t.input1], out.element_type, new_shape=sx)  # type: ignore[attr-defined]
-        rewriter.replace(op, [r] if is_identity(q) else [r, TransposeOp.make([r.output], out.element_type, perms=q)])  # type: ignore[attr-defined]
+        new_ops = [r] if is_identity(q) else [r, TransposeOp.make([r.output], out.element_type, perms=q)]  # type: ignore[attr-defined]
+        rewriter.replace(op, new_ops)
         erase_dead(rewriter, [t.output])
 
 
@@ -226,7 +227,8 @@ class UnitDimTransposeToReshape(RewritePattern):
         if moved != sorted(moved) or is_identity(perm):
             return
         out = op.output.type
-        rewriter.replace(op, ReshapeOp.make([op.input1], out.element_type, new_shape=tuple(out.get_shape())))  # type: ignore[attr-defined]
+        assert isinstance(out, TensorType)
+        rewriter.replace(op, ReshapeOp.make([op.input1], out.element_type, new_shape=tuple(out.get_shape())))
 
 
 @dataclass(frozen=True)
