@@ -45,6 +45,8 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, opt_prop_def, prop_def, traits_def
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import HasCanonicalizationPatternsTrait
 
 from nnkiln.ir.errors import ShapeError, VerifyError
 from nnkiln.kinds import Kind
@@ -251,6 +253,17 @@ def check_int_range(name: str, value: int, kind: Kind) -> None:
     require(lo <= value <= hi, f"{name} fits {kind.value}", f"{name} = {value} is outside [{lo}, {hi}]")
 
 
+class FoldsConstantOperands(HasCanonicalizationPatternsTrait):
+    """Canonicalization of every tosa op: with all operands ``tosa.const`` it becomes constants
+    (``nnkiln.dialects.tosa.canonicalization.FoldConstantOperands``, small results only)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from nnkiln.dialects.tosa.canonicalization import FOLD_PATTERNS
+
+        return FOLD_PATTERNS
+
+
 class TosaOp(IRDLOperation):
     """Base of every ``tosa`` op: type-mode check, ERROR_IF checks, shape inference in ``verify_``.
 
@@ -265,7 +278,7 @@ class TosaOp(IRDLOperation):
     # then skip re-verifying an unchanged signature); a subclass that looks further must set False.
     VERIFY_IS_LOCAL: ClassVar[bool] = True
 
-    traits = traits_def()
+    traits = traits_def(FoldsConstantOperands())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
 

@@ -17,7 +17,8 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i1
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def, var_operand_def
-from xdsl.traits import Pure
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 
 from nnkiln.dialects.tosa.base import (
     Kind,
@@ -38,6 +39,58 @@ LAYOUT_MODES: tuple[TypeMode, ...] = same_type_modes(
     Kind.BOOL, Kind.I8, Kind.I16, Kind.I32, Kind.F16, Kind.BF16, Kind.F32
 )
 """The shared §2.10 table: Boolean/int8/int16/int32 (BI, "Any") and fp16/bf16/fp32 (MI)."""
+
+
+class PadCanonicalization(HasCanonicalizationPatternsTrait):
+    """PAD with all-zero padding → its input (``nnkiln.dialects.tosa.canonicalization``)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from nnkiln.dialects.tosa.canonicalization import PAD_PATTERNS
+
+        return PAD_PATTERNS
+
+
+class ReshapeCanonicalization(HasCanonicalizationPatternsTrait):
+    """RESHAPE of RESHAPE → one RESHAPE; RESHAPE to the input's type → the input
+    (``nnkiln.dialects.tosa.canonicalization``)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from nnkiln.dialects.tosa.canonicalization import RESHAPE_PATTERNS
+
+        return RESHAPE_PATTERNS
+
+
+class SliceCanonicalization(HasCanonicalizationPatternsTrait):
+    """SLICE of the full extent → its input (``nnkiln.dialects.tosa.canonicalization``)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from nnkiln.dialects.tosa.canonicalization import SLICE_PATTERNS
+
+        return SLICE_PATTERNS
+
+
+class TileCanonicalization(HasCanonicalizationPatternsTrait):
+    """TILE with all multiples 1 → its input (``nnkiln.dialects.tosa.canonicalization``)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from nnkiln.dialects.tosa.canonicalization import TILE_PATTERNS
+
+        return TILE_PATTERNS
+
+
+class TransposeCanonicalization(HasCanonicalizationPatternsTrait):
+    """TRANSPOSE of TRANSPOSE → one TRANSPOSE or none; identity TRANSPOSE → its input
+    (``nnkiln.dialects.tosa.canonicalization``)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from nnkiln.dialects.tosa.canonicalization import TRANSPOSE_PATTERNS
+
+        return TRANSPOSE_PATTERNS
 
 
 class _Layout(TosaOp):
@@ -120,6 +173,7 @@ class PadOp(_Layout):
     """
 
     name = "tosa.pad"
+    traits = traits_def(PadCanonicalization())
     padding = int_array_prop()
     pad_const = prop_def(IntegerAttr | FloatAttr)
 
@@ -180,6 +234,7 @@ class ReshapeOp(_Layout):
     """
 
     name = "tosa.reshape"
+    traits = traits_def(ReshapeCanonicalization())
     new_shape = int_array_prop()
 
     @classmethod
@@ -229,6 +284,7 @@ class SliceOp(_Layout):
     """
 
     name = "tosa.slice"
+    traits = traits_def(SliceCanonicalization())
     start = int_array_prop()
     size = int_array_prop()
 
@@ -260,6 +316,7 @@ class TileOp(_Layout):
     """
 
     name = "tosa.tile"
+    traits = traits_def(TileCanonicalization())
     multiples = int_array_prop()
 
     @classmethod
@@ -283,6 +340,7 @@ class TransposeOp(_Layout):
     """
 
     name = "tosa.transpose"
+    traits = traits_def(TransposeCanonicalization())
     perms = int_array_prop()
 
     @classmethod

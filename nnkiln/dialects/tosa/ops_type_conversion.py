@@ -24,7 +24,8 @@ from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
-from xdsl.traits import Pure
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 
 from nnkiln.dialects.tosa.base import (
     Kind,
@@ -57,6 +58,16 @@ def _conv(profile: Profile, pairs: Sequence[tuple[Kind, Kind]]) -> tuple[TypeMod
 # CAST
 
 
+class CastCanonicalization(HasCanonicalizationPatternsTrait):
+    """CAST to its input's own type → the input (``nnkiln.dialects.tosa.canonicalization``)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from nnkiln.dialects.tosa.canonicalization import CAST_PATTERNS
+
+        return CAST_PATTERNS
+
+
 @irdl_op_definition
 class CastOp(TosaOp):
     """CAST (spec §2.13.1): elementwise conversion ``in_t`` → ``out_t``, same shape (any rank).
@@ -78,7 +89,7 @@ class CastOp(TosaOp):
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), CastCanonicalization())
 
     @classmethod
     def infer_shapes(cls, shapes: Sequence[Shape], **attrs: Any) -> list[Shape]:

@@ -2,8 +2,15 @@
 
 What: output dimension ``j`` of the outer transpose is dimension ``p2[j]`` of the inner one, which is
 dimension ``p1[p2[j]]`` of ``x`` (TRANSPOSE, spec §2.10.7), so the pair is one transpose with
-``perms[j] = p1[p2[j]]``; when that is the identity the pair is removed (uses of the outer result
-use ``x``). The inner transpose is erased when nothing else uses it.
+``perms[j] = p1[p2[j]]``; when that is the identity (and ``x`` has the outer result's type) the pair is
+removed (uses of the outer result use ``x``). The inner transpose is erased when nothing else uses it.
+The rewrite is the ``ComposeTransposes`` canonicalization pattern of ``tosa.transpose``
+(``nnkiln.dialects.tosa.canonicalization``), driven alone by xDSL's ``PatternRewriteWalker`` in one sweep
+in program order: a transpose's input is rewritten before it is visited, so chains of any length collapse,
+and a rewrite never gives an earlier transpose a transpose input; that sweep is the fixpoint, so the
+walker's re-sweeps (``apply_recursively``) are turned off. No other op is touched; dead ops elsewhere are
+left to ``dce``.
+
 Why: importers insert layout transposes (NCHW↔NHWC) that cancel out.
 Legal before: verified tosa IR. After: the same, with fewer ``tosa.transpose`` ops; values unchanged
 (a transpose only moves elements).
@@ -16,12 +23,9 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import PatternRewriteWalker
 
-
-def compose(p1: tuple[int, ...], p2: tuple[int, ...]) -> tuple[int, ...]:
-    """The perms of TRANSPOSE(TRANSPOSE(x, p1), p2) as one transpose of ``x``."""
-    return tuple(p1[j] for j in p2)
+from nnkiln.dialects.tosa.canonicalization import ComposeTransposes
 
 
 @dataclass(frozen=True)
@@ -31,25 +35,4 @@ class CancelTransposePairs(ModulePass):
     name = "cancel-transpose-pairs"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from nnkiln.dialects.tosa.ops_data_layout import TransposeOp
-
-        changed = True
-        while changed:
-            changed = False
-            for outer in list(op.walk()):
-                if not isinstance(outer, TransposeOp) or outer.parent is None:
-                    continue
-                inner = outer.input1.owner
-                if not isinstance(inner, TransposeOp):
-                    continue
-                perms = compose(inner.attr_values()["perms"], outer.attr_values()["perms"])
-                source = inner.input1
-                if perms == tuple(range(len(perms))) and source.type == outer.output.type:
-                    outer.output.replace_all_uses_with(source)
-                    Rewriter.erase_op(outer)
-                else:
-                    new = TransposeOp.make([source], outer.output.type.element_type, perms=perms)
-                    Rewriter.replace_op(outer, new)
-                if not inner.output.uses:
-                    Rewriter.erase_op(inner)
-                changed = True
+        PatternRewriteWalker(ComposeTransposes(), apply_recursively=False).rewrite_module(op)

@@ -6,7 +6,12 @@ What: ``ADD(P(x, w, b), c)`` → ``P(x, w, b + c)``, ``SUB(P(x, w, b), c)`` → 
 last (output channel) axis, i.e. its shape is all ones except possibly the last dimension, which is
 the output channel count. Weights scale per output channel: CONV2D ``[OC,KH,KW,IC]`` along axis 0,
 DEPTHWISE_CONV2D ``[KH,KW,C,M]`` with output channel ``c·M + m``, FULLY_CONNECTED ``[OC,IC]`` along
-axis 0. New constants are made (the old ones may be shared; ``dce`` removes dead ones).
+axis 0. New constants are made (the old ones may be shared; ``dce`` removes dead ones). The rewrite is
+the ``FoldIntoProducer`` pattern, driven by xDSL's ``PatternRewriteWalker`` in one sweep in program order:
+a match depends only on the visited op's operands and their use counts, and a rewrite replaces just the
+visited op and its single-use producer (the new producer takes the old one's place, before every user), so
+a later op sees the result (a MUL then an ADD both fold) and no earlier op changes; that sweep is the
+fixpoint, so the walker's re-sweeps (``apply_recursively``) are turned off.
 
 Why: exporters fold BatchNormalization into MUL/ADD pairs or leave a Conv without bias followed by an
 Add of a per-channel constant; both are free in the convolution's own bias/weights.
@@ -27,30 +32,29 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
-from nnkiln.dialects.tosa.categories import CONV2D_LIKE as PRODUCERS
-from nnkiln.ir.elements import from_numpy, to_numpy
+from nnkiln.dialects.tosa.canonicalization import const_op
+from nnkiln.dialects.tosa.categories import CONV2D_LIKE
+from nnkiln.dialects.tosa.ops_data_nodes import ConstOp
+from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp, SubOp
+from nnkiln.dialects.tosa.ops_tensor import Conv2DOp, DepthwiseConv2DOp, FullyConnectedOp
+from nnkiln.ir.elements import to_numpy
 
-FOLDABLE = frozenset({"tosa.add", "tosa.sub", "tosa.mul"})
+Producer = Conv2DOp | DepthwiseConv2DOp | FullyConnectedOp
+"""The typed ops of ``categories.CONV2D_LIKE`` (the list of producers lives there)."""
 
 
 def _const_array(v: SSAValue) -> np.ndarray | None:
-    if getattr(v.owner, "name", "") != "tosa.const":
-        return None
-    return np.asarray(to_numpy(v.owner.values))  # type: ignore[union-attr]
+    return np.asarray(to_numpy(v.owner.values)) if isinstance(v.owner, ConstOp) else None
 
 
-def _new_const(arr: np.ndarray, before: Operation) -> SSAValue:
-    from nnkiln.dialects.tosa.ops_data_nodes import ConstOp
-
+def _f32_const(arr: np.ndarray) -> ConstOp:
     arr = np.ascontiguousarray(arr.astype(np.float32))
-    ttype = TensorType(Float32Type(), arr.shape)
-    c = ConstOp.create(properties={"values": from_numpy(arr, ttype)}, result_types=[ttype])
-    Rewriter.insert_op(c, InsertPoint.before(before))
-    return c.results[0]
+    return const_op(arr, TensorType(Float32Type(), arr.shape))
 
 
 def _per_channel(arr: np.ndarray, rank: int, oc: int) -> np.ndarray | None:
@@ -60,55 +64,49 @@ def _per_channel(arr: np.ndarray, rank: int, oc: int) -> np.ndarray | None:
     return np.broadcast_to(arr.reshape(-1).astype(np.float64), (oc,))
 
 
-def _scaled_weights(name: str, w: np.ndarray, s: np.ndarray) -> np.ndarray:
+def _scaled_weights(p: Producer, w: np.ndarray, s: np.ndarray) -> np.ndarray:
     w64 = w.astype(np.float64)
-    if name == "tosa.depthwise_conv2d":
+    if isinstance(p, DepthwiseConv2DOp):
         kh, kw, c, m = w.shape
         return w64 * s.reshape(1, 1, c, m)
     return w64 * s.reshape((-1,) + (1,) * (w.ndim - 1))
 
 
-def fold_one(e: Operation) -> bool:
-    """Fold the elementwise op ``e`` into its producer if the pattern holds."""
-    if e.name not in FOLDABLE or len(e.operands) != 2 or e.parent is None:
-        return False
-    if e.name == "tosa.mul" and e.properties.get("shift") is not None and int(e.properties["shift"].value.data):  # type: ignore[attr-defined]
-        return False
-    for k in (0, 1):
-        p = e.operands[k].owner
-        if e.name == "tosa.sub" and k == 1:
-            return False
-        if not isinstance(p, Operation) or p.name not in PRODUCERS or not p.results[0].has_one_use():
-            continue
-        out = p.results[0].type
-        if not isinstance(out, TensorType) or not isinstance(out.element_type, Float32Type) or e.results[0].type != out:
-            continue
-        c = _const_array(e.operands[1 - k])
-        w, b = _const_array(p.operands[1]), _const_array(p.operands[2])
-        if c is None or b is None or (e.name == "tosa.mul" and w is None):
-            continue
-        shape = out.get_shape()
-        oc = shape[-1]
-        vec = _per_channel(c, len(shape), oc)
-        if vec is None or b.shape not in ((oc,), (1,)):
-            continue
-        b64 = np.broadcast_to(b.astype(np.float64), (oc,))
-        operands = list(p.operands)
-        if e.name == "tosa.add":
-            operands[2] = _new_const(b64 + vec, p)
-        elif e.name == "tosa.sub":
-            operands[2] = _new_const(b64 - vec, p)
-        else:
-            operands[1] = _new_const(_scaled_weights(p.name, w, vec), p)  # type: ignore[arg-type]
-            operands[2] = _new_const(b64 * vec, p)
-        new = type(p).create(operands=operands, result_types=[out], properties=dict(p.properties),
-                             attributes=dict(p.attributes))
-        Rewriter.insert_op(new, InsertPoint.before(p))
-        e.results[0].replace_all_uses_with(new.results[0])
-        Rewriter.erase_op(e)
-        Rewriter.erase_op(p)
-        return True
-    return False
+class FoldIntoProducer(RewritePattern):
+    """ADD/SUB/MUL of a single-use float32 CONV2D/DEPTHWISE_CONV2D/FULLY_CONNECTED result and a
+    per-output-channel constant → the producer with new bias (and weights for MUL)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, e: AddOp | SubOp | MulOp, rewriter: PatternRewriter, /) -> None:
+        if isinstance(e, MulOp) and e.shift.value.data:
+            return
+        for k in (0,) if isinstance(e, SubOp) else (0, 1):  # c - P(...) is not a bias
+            p = e.operands[k].owner
+            if not isinstance(p, Producer) or p.name not in CONV2D_LIKE or not p.results[0].has_one_use():
+                continue
+            out = p.results[0].type
+            if not isinstance(out, TensorType) or not isinstance(out.element_type, Float32Type) or e.output.type != out:
+                continue
+            c = _const_array(e.operands[1 - k])
+            w, b = _const_array(p.operands[1]), _const_array(p.operands[2])
+            if c is None or b is None or (isinstance(e, MulOp) and w is None):
+                continue
+            oc = out.get_shape()[-1]
+            vec = _per_channel(c, len(out.get_shape()), oc)
+            if vec is None or b.shape not in ((oc,), (1,)):
+                continue
+            b64 = np.broadcast_to(b.astype(np.float64), (oc,))
+            if isinstance(e, MulOp):
+                consts = {1: _f32_const(_scaled_weights(p, w, vec)), 2: _f32_const(b64 * vec)}  # type: ignore[arg-type]
+            else:
+                consts = {2: _f32_const(b64 + vec if isinstance(e, AddOp) else b64 - vec)}
+            operands = [consts[i].output if i in consts else v for i, v in enumerate(p.operands)]
+            new = type(p).create(operands=operands, result_types=[out], properties=dict(p.properties),
+                                 attributes=dict(p.attributes))
+            rewriter.insert([*consts.values(), new], InsertPoint.before(p))
+            rewriter.replace(e, (), new.results)
+            rewriter.erase(p)
+            return
 
 
 @dataclass(frozen=True)
@@ -118,9 +116,4 @@ class FoldBiasAdd(ModulePass):
     name = "fold-bias-add"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        changed = True
-        while changed:
-            changed = False
-            for inner in list(op.walk()):
-                if inner.parent is not None and fold_one(inner):
-                    changed = True
+        PatternRewriteWalker(FoldIntoProducer(), apply_recursively=False).rewrite_module(op)

@@ -12,8 +12,15 @@ or a ``tosa.const`` of the same rank is rewritten as ``TRANSPOSE(f'(x_i..., c_i'
 RESHAPE of a transpose moves when, after ignoring size-1 dimensions (which a transpose moves for
 free), the reshape only merges or splits groups of dimensions that are consecutive and in order in
 ``x``: ``RESHAPE(TRANSPOSE(x, P), S) = TRANSPOSE(RESHAPE(x, S_x), Q)``. A transpose that only moves
-size-1 dimensions becomes a RESHAPE (no data movement). Finally ``cancel-transpose-pairs`` logic
-removes the pairs that met (run ``cancel-transpose-pairs`` after this pass; it is also applied here).
+size-1 dimensions becomes a RESHAPE (no data movement). Pairs that meet are composed or removed by the
+``ComposeTransposes`` canonicalization pattern (``nnkiln.dialects.tosa.canonicalization``, the one
+``cancel-transpose-pairs`` drives). A transpose that changes the (quantized) element type is not moved.
+
+How: two ``PatternRewriteWalker`` runs: ``SinkTranspose``, ``SinkTransposeThroughReshape`` and
+``ComposeTransposes`` together (``GreedyRewritePatternApplier``) to a fixpoint, then
+``UnitDimTransposeToReshape`` on what is left (so it cannot hide a pair that would still meet; one sweep:
+each transpose's match depends on itself alone). The
+transposes and constants a rewrite leaves unused are erased; other dead ops are left to ``dce``.
 
 Why: importers from NCHW formats wrap every NHWC-native op in NCHW↔NHWC transposes; elementwise
 ops between them keep the pairs apart. Every rewrite moves a transpose strictly later in the
@@ -35,43 +42,38 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from nnkiln.dialects.tosa.base import from_attr, kind_of, to_attr
+from nnkiln.dialects.tosa.canonicalization import ComposeTransposes, Perm, const_op, erase_dead, is_identity
 from nnkiln.dialects.tosa.categories import ELEMENTWISE, REDUCTIONS
-from nnkiln.ir.elements import from_numpy, to_numpy
+from nnkiln.dialects.tosa.ops_data_layout import ReshapeOp, TransposeOp
+from nnkiln.dialects.tosa.ops_data_nodes import ConstOp
+from nnkiln.ir.elements import to_numpy
 
 MOVABLE = ELEMENTWISE | REDUCTIONS | {"tosa.concat", "tosa.pad", "tosa.slice"}
-
-Perm = tuple[int, ...]
 
 
 def inverse(p: Perm) -> Perm:
     return tuple(int(i) for i in np.argsort(p))
 
 
-def _perm(op: Operation) -> Perm:
-    return tuple(from_attr(op.properties["perms"]))
+def _perm(op: TransposeOp) -> Perm:
+    return op.perms.get_values()  # type: ignore[return-value]
 
 
-def _is_transpose(v: SSAValue) -> bool:
-    return getattr(v.owner, "name", "") == "tosa.transpose"
-
-
-def _is_const(v: SSAValue) -> bool:
-    return getattr(v.owner, "name", "") == "tosa.const"
-
-
-def _make_transpose(x: SSAValue, p: Perm) -> Operation:
-    from nnkiln.dialects.tosa.ops_data_layout import TransposeOp
-
-    return TransposeOp.make([x], x.type.element_type, perms=p)  # type: ignore[attr-defined]
-
-
-def _make_reshape(x: SSAValue, shape: tuple[int, ...]) -> Operation:
-    from nnkiln.dialects.tosa.ops_data_layout import ReshapeOp
-
-    return ReshapeOp.make([x], x.type.element_type, new_shape=shape)  # type: ignore[attr-defined]
+def _moving_transpose(v: SSAValue) -> TransposeOp | None:
+    """The transpose defining ``v`` if it keeps the element type (only those are moved)."""
+    t = v.owner
+    if isinstance(t, TransposeOp) and t.input1.type.element_type == t.output.type.element_type:  # type: ignore[attr-defined]
+        return t
+    return None
 
 
 def _remapped_props(op: Operation, p: Perm) -> dict[str, object] | None:
@@ -96,61 +98,52 @@ def _remapped_props(op: Operation, p: Perm) -> dict[str, object] | None:
     return props
 
 
-def _sink_through(op: Operation) -> bool:
-    """Rewrite ``op(TRANSPOSE(x, P), const, ...)`` as ``TRANSPOSE(op'(x, const'), P)``."""
-    if op.name not in MOVABLE or op.regions or len(op.results) != 1:
-        return False
-    tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
-    if len(tensors) != len(op.operands):
-        return False
-    perms = {_perm(v.owner) for v in op.operands if _is_transpose(v)}  # type: ignore[arg-type]
-    if len(perms) != 1:
-        return False
-    p = perms.pop()
-    rank = len(p)
-    if not _transposable(op.results[0].type):
-        return False  # e.g. a RESCALE to uint8: TRANSPOSE/RESHAPE have no uint8 type mode
-    if any(not _is_transpose(v) and not (_is_const(v) and len(v.type.get_shape()) == rank) for v in op.operands):  # type: ignore[attr-defined]
-        return False
-    props = _remapped_props(op, p)
-    if props is None:
-        return False
-    inv = inverse(p)
-    new_operands: list[SSAValue] = []
-    for v in op.operands:
-        if _is_transpose(v):
-            new_operands.append(v.owner.input1)  # type: ignore[union-attr]
-            continue
-        from nnkiln.dialects.tosa.ops_data_nodes import ConstOp
+class SinkTranspose(RewritePattern):
+    """``f(TRANSPOSE(x, P), const, ...)`` → ``TRANSPOSE(f'(x, const'), P)`` for a layout-agnostic ``f``."""
 
-        arr = np.ascontiguousarray(np.transpose(np.asarray(to_numpy(v.owner.values)), inv))  # type: ignore[union-attr]
-        ttype = TensorType(v.type.element_type, arr.shape)  # type: ignore[attr-defined]
-        c = ConstOp.create(properties={"values": from_numpy(arr, ttype)}, result_types=[ttype])
-        Rewriter.insert_op(c, _before(op))
-        new_operands.append(c.results[0])
-    res = op.results[0]
-    old_shape = res.type.get_shape()  # type: ignore[attr-defined]
-    new_type = TensorType(res.type.element_type, tuple(old_shape[inv[i]] for i in range(rank)))  # type: ignore[attr-defined]
-    new = type(op).create(operands=new_operands, result_types=[new_type], properties=props,
-                          attributes=dict(op.attributes))
-    Rewriter.insert_op(new, _before(op))
-    t = _make_transpose(new.results[0], p)
-    Rewriter.replace_op(op, t)
-    return True
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if op.name not in MOVABLE or op.regions or len(op.results) != 1:
+            return
+        if any(not isinstance(v.type, TensorType) for v in op.operands):
+            return
+        transposes = [_moving_transpose(v) for v in op.operands]
+        perms = {_perm(t) for t in transposes if t is not None}
+        if len(perms) != 1:
+            return
+        p = perms.pop()
+        rank = len(p)
+        if not _transposable(op.results[0].type):
+            return  # e.g. a RESCALE to uint8: TRANSPOSE/RESHAPE have no uint8 type mode
+        if any(t is None and not (isinstance(v.owner, ConstOp) and len(v.type.get_shape()) == rank)  # type: ignore[attr-defined]
+               for v, t in zip(op.operands, transposes)):
+            return
+        props = _remapped_props(op, p)
+        if props is None:
+            return
+        inv = inverse(p)
+        consts: list[Operation] = []
+        new_operands: list[SSAValue] = []
+        for v, t in zip(op.operands, transposes):
+            if t is not None:
+                new_operands.append(t.input1)
+                continue
+            arr = np.ascontiguousarray(np.transpose(np.asarray(to_numpy(v.owner.values)), inv))  # type: ignore[union-attr]
+            consts.append(const_op(arr, TensorType(v.type.element_type, arr.shape)))  # type: ignore[attr-defined]
+            new_operands.append(consts[-1].results[0])
+        res = op.results[0]
+        old_shape = res.type.get_shape()  # type: ignore[attr-defined]
+        new_type = TensorType(res.type.element_type, tuple(old_shape[inv[i]] for i in range(rank)))  # type: ignore[attr-defined]
+        new = type(op).create(operands=new_operands, result_types=[new_type], properties=props,
+                              attributes=dict(op.attributes))
+        old_operands = list(op.operands)
+        rewriter.replace(op, [*consts, new, TransposeOp.make([new.results[0]], new_type.element_type, perms=p)])
+        erase_dead(rewriter, old_operands)
 
 
 def _transposable(t: Attribute) -> bool:
     """Whether TRANSPOSE (and so RESHAPE, which supports the same kinds) accepts tensors of type ``t``."""
-    from nnkiln.dialects.tosa.ops_data_layout import TransposeOp
-
     kind = kind_of(t)
     return any(mode.kinds[0] is kind for mode in TransposeOp.TYPE_MODES)
-
-
-def _before(op: Operation):  # noqa: ANN202
-    from xdsl.rewriter import InsertPoint
-
-    return InsertPoint.before(op)
 
 
 def _reshape_plan(x_shape: tuple[int, ...], p: Perm, out_shape: tuple[int, ...]) -> tuple[tuple[int, ...], Perm] | None:
@@ -203,44 +196,39 @@ def _reshape_plan(x_shape: tuple[int, ...], p: Perm, out_shape: tuple[int, ...])
     return tuple(sx_full), tuple(q)
 
 
-def _sink_reshape(op: Operation) -> bool:
-    if op.name != "tosa.reshape" or not _is_transpose(op.operands[0]):
-        return False
-    t = op.operands[0].owner
-    x = t.input1  # type: ignore[union-attr]
-    out_shape = tuple(op.results[0].type.get_shape())  # type: ignore[attr-defined]
-    plan = _reshape_plan(tuple(x.type.get_shape()), _perm(t), out_shape)  # type: ignore[arg-type]
-    if plan is None:
-        return False
-    sx, q = plan
-    r = _make_reshape(x, sx)
-    Rewriter.insert_op(r, _before(op))
-    if q == tuple(range(len(q))):
-        op.results[0].replace_all_uses_with(r.results[0])
-        Rewriter.erase_op(op)
-    else:
-        Rewriter.replace_op(op, _make_transpose(r.results[0], q))
-    if not t.results[0].uses:  # type: ignore[union-attr]
-        Rewriter.erase_op(t)  # type: ignore[arg-type]
-    return True
+class SinkTransposeThroughReshape(RewritePattern):
+    """``RESHAPE(TRANSPOSE(x, P), S)`` → ``TRANSPOSE(RESHAPE(x, S_x), Q)`` (or the reshape alone when ``Q`` is
+    the identity) where ``_reshape_plan`` finds ``S_x`` and ``Q``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp, rewriter: PatternRewriter, /) -> None:
+        t = _moving_transpose(op.input1)
+        if t is None:
+            return
+        out = op.output.type
+        plan = _reshape_plan(tuple(t.input1.type.get_shape()), _perm(t), tuple(out.get_shape()))  # type: ignore[attr-defined]
+        if plan is None:
+            return
+        sx, q = plan
+        r = ReshapeOp.make([t.input1], out.element_type, new_shape=sx)  # type: ignore[attr-defined]
+        new_ops = [r] if is_identity(q) else [r, TransposeOp.make([r.output], out.element_type, perms=q)]  # type: ignore[attr-defined]
+        rewriter.replace(op, new_ops)
+        erase_dead(rewriter, [t.output])
 
 
-def _unit_only(op: Operation) -> bool:
+class UnitDimTransposeToReshape(RewritePattern):
     """A transpose that keeps the order of the non-unit dimensions is a reshape: replace it."""
-    if op.name != "tosa.transpose":
-        return False
-    shape = op.operands[0].type.get_shape()  # type: ignore[attr-defined]
-    moved = [d for d in _perm(op) if shape[d] != 1]
-    if moved != sorted(moved) or _perm(op) == tuple(range(len(shape))):
-        return False
-    Rewriter.replace_op(op, _make_reshape(op.operands[0], tuple(op.results[0].type.get_shape())))  # type: ignore[attr-defined]
-    return True
 
-
-def _cleanup(module: ModuleOp) -> None:
-    for o in list(module.walk()):
-        if o.name in ("tosa.transpose", "tosa.const") and o.parent is not None and not any(r.uses for r in o.results):
-            Rewriter.erase_op(o)
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter, /) -> None:
+        shape = op.input1.type.get_shape()  # type: ignore[attr-defined]
+        perm = _perm(op)
+        moved = [d for d in perm if shape[d] != 1]
+        if moved != sorted(moved) or is_identity(perm):
+            return
+        out = op.output.type
+        assert isinstance(out, TensorType)
+        rewriter.replace(op, ReshapeOp.make([op.input1], out.element_type, new_shape=tuple(out.get_shape())))
 
 
 @dataclass(frozen=True)
@@ -250,19 +238,7 @@ class PropagateTransposes(ModulePass):
     name = "propagate-transposes"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs
-
-        changed = True
-        while changed:
-            changed = False
-            for inner in list(op.walk()):
-                if inner.parent is None:
-                    continue
-                if _sink_through(inner) or _sink_reshape(inner):
-                    changed = True
-            CancelTransposePairs().apply(ctx, op)
-            _cleanup(op)
-        for inner in list(op.walk()):
-            if inner.parent is not None:
-                _unit_only(inner)
-        _cleanup(op)
+        sink = GreedyRewritePatternApplier(
+            [ComposeTransposes(), SinkTranspose(), SinkTransposeThroughReshape()], dce_enabled=False)
+        PatternRewriteWalker(sink).rewrite_module(op)
+        PatternRewriteWalker(UnitDimTransposeToReshape(), apply_recursively=False).rewrite_module(op)

@@ -32,6 +32,10 @@ from running per sample; 0 disables the pass) unless the pass option sets it.
 Numerics: every copy computes exactly what the batched op computes for its sample (the same
 kernels over the same elements), so results are identical.
 
+Not a pattern rewrite (unlike the other tosa passes): the decision is a whole-function analysis (the
+longest separable prefix in program order, then the best-scoring part of it) and the rewrite replaces
+that whole region at once; no op-local match decides whether, or how much, to split.
+
 Legal before: verified tosa IR (run after the layout and folding passes). After: the same; functions
 with nothing worth splitting are unchanged.
 """

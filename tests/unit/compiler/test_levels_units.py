@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from nnkiln.analysis.liveness import Interval, lower_bound
+from nnkiln.dialects.tosa.canonicalization import compose
 from nnkiln.errors import NnkilnError
 from nnkiln.ir.context import make_context
 from nnkiln.ir.text import parse_module, print_module
 from nnkiln.targets import ExecutorKind, MemoryKind, get_target
 from nnkiln.transforms.async_.static_allocation import plan
-from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs, compose
+from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs
 
 
 def test_cpu_target() -> None:

@@ -83,3 +83,31 @@ func.func @not_into_uint8(%x: tensor<1x2x3xi8>) -> tensor<1x3x2xui8> {
   %r = tosa.rescale %a {input_zp = 0 : i64, output_zp = 128 : i64, multiplier = array<i64: 1073741824>, shift = array<i64: 30>, scale32 = true, double_round = false, per_channel = false} : (tensor<1x3x2xi8>) -> tensor<1x3x2xui8>
   func.return %r : tensor<1x3x2xui8>
 }
+
+// Not moved: a per-channel RESCALE when the transpose moves the last axis (its channels would change);
+// a transpose that changes the quantized type (the clamp would see another type).
+// CHECK-LABEL: func.func @blocked_rescale_and_requantized
+// CHECK: %[[T:.*]] = tosa.transpose %x {perms = array<i64: 0, 2, 1>}
+// CHECK-NEXT: tosa.rescale %[[T]]
+// CHECK: %[[Q:.*]] = tosa.transpose %q {perms = array<i64: 1, 0>}
+// CHECK-NEXT: tosa.clamp %[[Q]]
+func.func @blocked_rescale_and_requantized(%x: tensor<1x2x3xi8>, %q: tensor<2x3x!quant.uniform<i8:f32, 0.5:3>>) -> (tensor<1x3x2xi8>, tensor<3x2x!quant.uniform<i8:f32, 0.25>>) {
+  %a = tosa.transpose %x {perms = array<i64: 0, 2, 1>} : (tensor<1x2x3xi8>) -> tensor<1x3x2xi8>
+  %r = tosa.rescale %a {input_zp = 0 : i64, output_zp = 0 : i64, multiplier = array<i64: 1073741824, 1073741824>, shift = array<i64: 30, 31>, scale32 = true, double_round = false, per_channel = true} : (tensor<1x3x2xi8>) -> tensor<1x3x2xi8>
+  %t = tosa.transpose %q {perms = array<i64: 1, 0>} : (tensor<2x3x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<3x2x!quant.uniform<i8:f32, 0.25>>
+  %c = tosa.clamp %t {min_val = -3 : i64, max_val = 5 : i64} : (tensor<3x2x!quant.uniform<i8:f32, 0.25>>) -> tensor<3x2x!quant.uniform<i8:f32, 0.25>>
+  func.return %r, %c : tensor<1x3x2xi8>, tensor<3x2x!quant.uniform<i8:f32, 0.25>>
+}
+
+// Moved through a per-channel RESCALE when the last axis stays: the pair then cancels.
+// CHECK-LABEL: func.func @rescale_last_axis_kept
+// CHECK-NOT: tosa.transpose
+// CHECK: %[[R:.*]] = tosa.rescale %x {{.*}} : (tensor<2x3x2xi8>) -> tensor<2x3x2xi8>
+// CHECK-NOT: tosa.transpose
+// CHECK: func.return %[[R]]
+func.func @rescale_last_axis_kept(%x: tensor<2x3x2xi8>) -> tensor<2x3x2xi8> {
+  %a = tosa.transpose %x {perms = array<i64: 1, 0, 2>} : (tensor<2x3x2xi8>) -> tensor<3x2x2xi8>
+  %r = tosa.rescale %a {input_zp = 0 : i64, output_zp = 0 : i64, multiplier = array<i64: 1073741824, 1073741824>, shift = array<i64: 30, 31>, scale32 = true, double_round = false, per_channel = true} : (tensor<3x2x2xi8>) -> tensor<3x2x2xi8>
+  %b = tosa.transpose %r {perms = array<i64: 1, 0, 2>} : (tensor<3x2x2xi8>) -> tensor<2x3x2xi8>
+  func.return %b : tensor<2x3x2xi8>
+}
