@@ -27,7 +27,7 @@ from nnkiln.kinds import Kind
 from nnkiln.pipelines.text import parse_pass_pipeline
 from nnkiln.reference.interpreter import input_names, run
 
-FILECHECK = Path(__file__).resolve().parents[2] / "filecheck"
+FILECHECK = Path(__file__).resolve().parents[4] / "tests" / "filecheck"
 FILES = {  # test file -> relative tolerance (None: bit-exact)
     "transforms/generic/canonicalize.mlir": None,
     "transforms/tosa/cancel_transpose_pairs.mlir": None,
