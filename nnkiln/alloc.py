@@ -1,19 +1,16 @@
 """Aligned host buffers.
 
 numpy aligns a new array to 16 bytes only (a large one usually starts 16 bytes past a page), so a buffer of
-64-byte vectors would start mid cache line and every AVX-512 load or store of it would touch two lines.
-Measured on the 2-core AVX-512 EPYC (MobileNetV2, batch 1, four executables interleaved in one process, their
-arenas at chosen offsets from a 2 MiB boundary): offsets 0 and 4096 took 7.60 ms at 1 thread and 4.44-4.47 ms at
-2, offsets 16 and 48 took 7.83-7.87 and 4.58-4.60 ms (3% slower). A fresh process's first arena usually lands on a
-page boundary by chance; the second and later ones in a process (a server, the benchmark's model after model)
-did not: four compiled one after another got offsets 48, 48, 0 and 16 modulo 64.
+64-byte vectors would start mid cache line and every AVX-512 load or store of it would touch two lines: a
+misaligned arena made MobileNetV2 measurably slower (bench/RESULTS.md). A fresh process's first arena usually
+lands on a page boundary by chance; the second and later ones in a process (a server, the benchmark's model after
+model) did not: four compiled one after another got offsets 48, 48, 0 and 16 modulo 64.
 
 Large arrays made while compiling (packed GEMM weights) come from ``small_page_empty``: numpy asks the kernel to back
 allocations of 4 MiB and more with huge pages (``madvise(MADV_HUGEPAGE)``), and with this machine's default
-``transparent_hugepage/defrag = madvise`` the page faults then compact memory synchronously. Measured on BERT-base
-(fresh processes, 5 alternating pairs): the compile took 1.22-1.93 s with numpy's advice and 1.15-1.36 s without
-(its 226 MB of weight panels), while the model's latency did not move (236.3 / 236.2 and 230.9 / 232.7 ms at 1
-thread): its products block their weights for the caches, so TLB reach does not limit them.
+``transparent_hugepage/defrag = madvise`` the page faults then compact memory synchronously: BERT-base's compile
+was slower and less steady with numpy's advice, while the model's latency did not move (bench/RESULTS.md): its
+products block their weights for the caches, so TLB reach does not limit them.
 """
 
 from __future__ import annotations
@@ -60,5 +57,5 @@ def small_page_empty(shape: int | tuple[int, ...], dtype: np.dtype | type = np.f
 _POPULATED = mmap.MAP_PRIVATE | getattr(mmap, "MAP_ANONYMOUS", getattr(mmap, "MAP_ANON", 0)) | getattr(
     mmap, "MAP_POPULATE", 0)
 """Private anonymous pages, all mapped at once where the system can (Linux's MAP_POPULATE): one call instead of a
-page fault per 4 KiB page. Measured here for 340 MB written once: 0.18-0.20 s populated, 0.25-0.31 s faulted
-page by page, 0.17-1.25 s with numpy's huge-page advice."""
+page fault per 4 KiB page; faster than faulting page by page, and steadier than numpy's huge-page advice
+(bench/RESULTS.md)."""

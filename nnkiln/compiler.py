@@ -5,13 +5,14 @@ The pipeline comes from ``nnkiln.pipelines`` (a list of passes for a name and a 
 rt-level module into an in-memory ``Blob`` (``nnkiln.conversion.rt_to_blob``) whose constants are the IR's own
 arrays (a ``ConstantStore``: no copy, no checksum), and builds the ``Executable`` from it; the blob's bytes
 are encoded only when asked for (``save`` / ``to_bytes``), and are then exactly what ``compile_to_bytes``
-writes. Skipping the copy and the CRCs saves about 0.5 s of a BERT-base compile (415 MB of weights).
+writes. Skipping the copy and the CRCs takes a large share off a big model's compile (BERT-base:
+bench/RESULTS.md).
 ``compile_to_blob`` / ``compile_to_bytes`` (the CLI) encode at once, each constant copied once, straight
 into the bytes. Files and byte strings from elsewhere go through the validating
 ``nnkiln.runtime.load_blob`` / ``Executable.load``.
 
 Garbage collection: importing and compiling run inside ``nnkiln.ir.collector.fewer_collections`` (a larger
-young-generation threshold), which saved about 0.15 s of collector pauses on BERT-base.
+young-generation threshold): fewer collector pauses (bench/RESULTS.md).
 """
 
 from __future__ import annotations

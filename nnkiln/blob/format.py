@@ -100,8 +100,8 @@ def pack_panels(b_kn: np.ndarray, width: int = PANEL_WIDTH, out: np.ndarray | No
     full = n // width
     src = np.asarray(b_kn[:, :full * width], np.float32)
     if src.flags.c_contiguous and out.flags.c_contiguous and full:
-        # rows of ``width`` floats moved as single opaque items (1.7x faster than numpy's float-by-float copy of
-        # the transposed view: 3.3 vs 5.6 ms for a 768x3072 matrix)
+        # rows of ``width`` floats moved as single opaque items (faster than numpy's float-by-float copy of the
+        # transposed view: bench/RESULTS.md)
         item = np.dtype((np.void, 4 * width))
         out[:full].view(item).reshape(full, k)[...] = src.view(item).reshape(k, full).T
     else:
@@ -228,7 +228,8 @@ class ConstantStore:
     """The CONSTANTS section left as the constants' own arrays at their offsets, never joined into one buffer.
 
     What an in-process ``nnkiln.compile`` gives the runtime: joining a model's weights into one buffer costs a
-    copy of all of them (BERT-base: 415 MB, about 0.5 s with the page faults) that running does not need.
+    copy of all of them, page faults included (a large share of BERT-base's compile: bench/RESULTS.md), that
+    running does not need.
     ``view`` returns the bytes of one constant without a copy; ``tobytes`` (and ``encode``, when the blob is
     saved) joins them. The arrays must not change afterwards (IR constants are immutable).
     """

@@ -2,10 +2,9 @@
 
 Importing and compiling a model allocate hundreds of thousands of small objects (ops, values, uses,
 attributes) and free few of them, so the collector's default generation-0 threshold (700 allocations)
-makes it walk a large, growing heap again and again for nothing: about 0.2 s of a BERT-base compile
-(measured on the 2-core machine with ``gc.callbacks``: 210 young, 19 middle and 2 full collections).
-Inside the context the threshold is 50,000: the same cycles are still collected, in a few collections
-(3 for that compile, 0.05 s). Thresholds set by the user before are restored, and a larger one is kept.
+makes it walk a large, growing heap again and again for nothing (hundreds of collections in a BERT-base
+compile: bench/RESULTS.md). Inside the context the threshold is 50,000: the same cycles are still collected,
+in a few collections. Thresholds set by the user before are restored, and a larger one is kept.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@
 
 Queues: by default one instance when the executor's kernels are threaded themselves (the cpu: its kernels use
 all the program's threads), every instance otherwise; ``queues=Q`` asks for Q (inter-op parallelism, kernels
-then single-threaded). Measured on the 2-core machine at 2 threads: ResNet-18 31.6 ms on one queue whose
-kernels use both cores vs 56.1 ms on two queues, BERT-tiny 4.1 vs 5.5 ms.
+then single-threaded): on the cpu, two queues were slower than one queue whose kernels use both cores
+(ResNet-18, BERT-tiny: bench/RESULTS.md).
 
 Control flow: ``tosa-to-buf`` compiles the program of each region of ``tosa.cond_if`` / ``tosa.while_loop`` by a
 nested pass pipeline, the same pipeline for the same target on one queue (``region_passes``; the region programs

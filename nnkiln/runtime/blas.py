@@ -1,7 +1,7 @@
 """Best-effort control of numpy's OpenBLAS thread count (no extra dependency).
 
 With several executor threads each running BLAS calls, OpenBLAS's own worker threads oversubscribe
-the cores (measured: ResNet-18-like, 2 cores, 2 executors: 10x slower). While a multi-executor
+the cores (many times slower: bench/RESULTS.md). While a multi-executor
 run is in progress the runtime limits BLAS to one thread per call. If the OpenBLAS library or its
 symbols cannot be found, nothing changes.
 
@@ -10,7 +10,7 @@ call: 1 while a multi-executor run is in progress (``single_threaded_blas`` is a
 are the parallelism and the cores are taken); inside ``thread_budget(n)`` (an executable's run, with the
 thread count it was compiled for) ``n``; otherwise ``default_threads()``: OpenBLAS's thread count (which
 follows ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``). Never more than the CPUs this process may run on.
-``thread_budget`` also sets OpenBLAS's count to ``n`` for its duration (about 0.3 us per switch). The
+``thread_budget`` also sets OpenBLAS's count to ``n`` for its duration (a cheap call: bench/RESULTS.md). The
 budget and OpenBLAS's count are process-wide: executables run at the same time from several Python
 threads share the last one set.
 """
@@ -114,9 +114,8 @@ def thread_budget(n: int, blas: bool = True) -> Iterator[None]:
     OpenBLAS runs with it; both are restored on exit. Inside ``single_threaded_blas`` nothing changes.
 
     ``blas=False``: OpenBLAS is left alone, for runs that never call it (every unit native). Changing its thread
-    count around every run cost more than the call: measured on MobileNetV2 at 1 thread (a chain of C calls), the
-    chain took 8.87 ms alone and 9.01 ms inside a budget that set OpenBLAS to 1 thread and back to 2 (its worker,
-    woken by the change back, spins on the other core meanwhile)."""
+    count around every run cost more than the call: its worker, woken by the change back, spins on the other core
+    meanwhile (MobileNetV2 at 1 thread: bench/RESULTS.md)."""
     global _budget
     if _multi:  # inside a multi-executor run (a region program's run): one thread, as every kernel there
         yield

@@ -1,12 +1,11 @@
 """Direct runs: ``Executable.run`` for a program that is one chain of bound native calls, with the least Python.
 
 Why: after a network's worth of kernels the interpreter's code and data are out of the caches, and every Python or
-numpy operation of a run costs far more than it does warm. Measured on the 2-core AVX-512 EPYC right after a
-MobileNetV2 run (medians, cold / warm): ``np.prod`` of a shape 110 / 7 us, ``arr.ctypes.data`` 51 / 4 us, a slice,
-view and reshape 42 / 3 us, a trivial ctypes call 22 / 2 us. The usual path (``convert_input``, ``aligned_empty``,
-``Chain.run_io``'s pointer patches) spent about 0.25 ms per run outside the kernels: 3% of MobileNetV2's 7.7 ms at
-1 thread, and long enough that the pool's workers, which spin 200 us after a job, went to sleep between runs and
-the first kernel of the next run waited for them to wake.
+numpy operation of a run costs far more than it does warm (an order of magnitude for ``np.prod``,
+``arr.ctypes.data``, a view or a trivial ctypes call: bench/RESULTS.md). The usual path (``convert_input``,
+``aligned_empty``, ``Chain.run_io``'s pointer patches) spent a few percent of MobileNetV2's run outside the
+kernels, long enough that the pool's workers, which spin 200 us after a job (``NK_SPIN_NS``), went to sleep
+between runs and the first kernel of the next run waited for them to wake.
 
 What: a run whose arguments need no conversion (exact dtypes, shapes and C-contiguous strides, or int64 token ids
 for an int32 input) checks them with a few attribute reads, allocates the outputs, and makes one ctypes call,

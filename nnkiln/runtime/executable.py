@@ -93,7 +93,7 @@ def convert_input(name: str, value: Any, io: IODesc, target: np.dtype | None = N
             raise InputError(f"input '{name}' has dtype {src}, but the model expects integers ({io.kind.value})")
         lo, hi = io.kind.int_range
         if target == np.int32 and src == np.int64 and arr.flags.c_contiguous:  # token ids: one C pass (numpy's
-            out = np.empty(arr.shape, np.int32)  # min, max and conversion cost 50-120 us per run out of cache)
+            out = np.empty(arr.shape, np.int32)  # min, max and conversion cost more, out of cache: bench/RESULTS.md)
             lib = _native()
             if lib is not None and not lib.nk_narrow_i64_i32(arr.ctypes.data, out.ctypes.data, arr.size, lo, hi):
                 return out

@@ -83,12 +83,12 @@ class Target:
     (``select-kernel-variants``)."""
     native_gemm_max_bytes: int = 0
     """Constant GEMM weights (not held as panels) up to this total run on the kernel library's GEMM, which keeps a
-    packed second copy of them; above it, BLAS (a second copy of BERT-base's 340 MB took the process past
-    onnxruntime's peak memory)."""
+    packed second copy of them; above it, BLAS (a second copy of BERT-base's weights took the process past
+    onnxruntime's peak memory: bench/RESULTS.md)."""
     split_batch_bytes: int = 0
     """``split-batch``'s ``threshold_bytes``: batched activations of one op above which running it per
-    sample pays (0: never split). The cpu: 4 times a core's L2 cache (measured on a Zen 4 with 1 MiB L2,
-    MobileNetV2 and ResNet-18 at batch 8: 4 MiB put the cut where the per-layer timings cross)."""
+    sample pays (0: never split). The cpu: 4 times a core's L2 cache, where the per-layer timings of batched and
+    per-sample runs crossed (MobileNetV2 and ResNet-18 at batch 8: bench/RESULTS.md)."""
 
     def memory(self, name: str) -> Memory:
         for m in self.memories:

@@ -44,8 +44,8 @@ MAX_TOTAL_BYTES = 16 << 30  # all members of an archive (all of them are decompr
 MAX_MEMBERS = 100_000
 #: Decompression bombs: the members' total size (from the tar headers, before a member is inflated) may exceed
 #: ``BOMB_RATIO`` times the archive's size only within the first ``BOMB_ALLOWANCE`` bytes. Float weights
-#: compress by a few times at most; every member has to be inflated to reach the archive's end (~0.4 GB/s
-#: here), so without this a 6 MB archive of zeros could hold 16 GiB and cost a minute.
+#: compress by a few times at most; every member has to be inflated to reach the archive's end, so without this
+#: a 6 MB archive of zeros could hold 16 GiB, all inflated before its end is reached (the rate: bench/RESULTS.md).
 BOMB_RATIO = 64
 BOMB_ALLOWANCE = 1 << 30
 #: graph.nnef / graph.quant: far above any real graph (the largest nnef-tools exports are a few MiB of text),

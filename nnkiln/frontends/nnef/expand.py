@@ -54,8 +54,8 @@ MAX_WORK = 1 << 21
 compared and searched (a few seconds of work); beyond it the document is refused rather than left to run for
 hours (a fragment that calls itself twice per level, nested comprehensions over 2^20 items)."""
 MAX_OPERATIONS = 1 << 16
-"""Most primitive operations an expanded graph may have: 65536, about 30 per layer of a 2000-layer network (a
-graph of 100000 trivial operations took about 30 s to import here, so the cap keeps an import to seconds)."""
+"""Most primitive operations an expanded graph may have: 65536, about 30 per layer of a 2000-layer network (larger
+graphs took far longer to import: bench/RESULTS.md; the cap keeps an import to seconds)."""
 
 
 class TensorRef:

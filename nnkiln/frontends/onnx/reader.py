@@ -123,7 +123,7 @@ def _strip_large_raw_data(data: bytes | mmap.mmap) -> tuple[bytes, list[tuple[in
 def _read_spans(f, spans: list[tuple[int, int, int]]) -> dict[int, bytes]:  # noqa: ANN001
     """file offset -> the bytes of the span, each read from the file into a ``bytes`` object of its own (the IR's
     constants then share it: ``ir.elements.from_numpy``). Reading, rather than slicing the file's mapping, does not
-    fault the file's pages into this process first: BERT-base's 434 MB in 0.27-0.31 s instead of 0.32-0.37 s."""
+    fault the file's pages into this process first, and was faster on BERT-base's weights (bench/RESULTS.md)."""
     out: dict[int, bytes] = {}
     for _, offset, length in spans:
         f.seek(offset)

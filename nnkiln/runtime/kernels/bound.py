@@ -1,13 +1,13 @@
 """Bound native calls: runs of units whose work is a fixed list of C kernel calls, executed as one call.
 
-A unit (a task, or a native row group) costs about 5 us of Python per run on top of its kernel: the
-closure, the checks and above all ctypes' conversion of its arguments (2.2 us for ``nk_conv_f32``'s 21,
-against 0.1 us for a call without arguments). The arena and constant views are the same array objects on
-every run (only the graph's input and output buffers change), so once an executable is built most native
-units would pass the same arguments every time. ``bind`` builds them once, as arrays of 64-bit slots in
-the order of the kernel's parameters, and consecutive bound units of a queue become one ``Chain``: one ctypes
-call of ``nk_run_bound`` (``native/conv.c``), which calls each kernel's slot wrapper (``nk_conv_f32_b``, ...)
-in order. The kernels and their arguments are exactly those of the unbound path: results are identical.
+A unit (a task, or a native row group) costs microseconds of Python per run on top of its kernel: the
+closure, the checks and above all ctypes' conversion of its arguments, which grows with their number
+(bench/RESULTS.md). The arena and constant views are the same array objects on every run (only the graph's
+input and output buffers change), so once an executable is built most native units would pass the same
+arguments every time. ``bind`` builds them once, as arrays of 64-bit slots in the order of the kernel's
+parameters, and consecutive bound units of a queue become one ``Chain``: one ctypes call of ``nk_run_bound``
+(``native/conv.c``), which calls each kernel's slot wrapper (``nk_conv_f32_b``, ...) in order. The kernels
+and their arguments are exactly those of the unbound path: results are identical.
 
 Protocol:
 
@@ -30,8 +30,9 @@ the right shapes owned by the executable) and looks for the probes' addresses in
 argument slots and, recursively, the 64-bit pointer arrays it keeps (a convolution's post-op operand
 pointers, a row program's argument pointers). Each place found becomes a patch ``(array, index, buffer,
 byte offset)`` that the chain rewrites from the run's views before calling C (a few stores per run instead
-of a Python unit, whose numpy or ctypes entry costs 20-100 us with the interpreter's code out of cache after
-a network's worth of kernels). A unit whose bind finds a probe nowhere stays unbound, as before.
+of a Python unit, whose numpy or ctypes entry costs tens of microseconds with the interpreter's code out of cache
+after a network's worth of kernels: bench/RESULTS.md). A unit whose bind finds a probe nowhere stays unbound, as
+before.
 """
 
 from __future__ import annotations

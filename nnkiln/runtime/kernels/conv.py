@@ -13,8 +13,8 @@ full-shape or per-channel operand); otherwise the C kernel adds the bias and the
 runs afterwards. Threads: ``blas.kernel_threads()`` (1 during multi-executor runs; the machine's
 thread setting otherwise) are shared through the library's own pool (work items claimed from an
 atomic counter: a busy core never stalls the caller; kernels below ``_PAR_MIN_FLOPS`` stay on one
-thread). Measured on the 2-core AVX2 machine: the implicit GEMM runs at 80-90 GFLOP/s on ResNet's 3x3
-convolutions (OpenBLAS via im2col: 55-80), 50-80 on MobileNetV2's 1x1 convolutions (OpenBLAS: 30-75).
+thread). The implicit GEMM outran OpenBLAS via im2col on ResNet's 3x3 and MobileNetV2's 1x1 convolutions
+(bench/RESULTS.md).
 
 The numpy paths below are the fallback (``NNKILN_NO_NATIVE=1``, no C compiler), kept and tested:
 
@@ -410,11 +410,10 @@ def native_gemm(rows: int, k: int, n: int, bp: np.ndarray, epi: Epilogue | None,
     """``out[rows, n] = x[rows, k] · W + bias`` then the post-ops (FULLY_CONNECTED / MATMUL with constant weights,
     ``bp`` = ``pack_gemm_weights(W)``) as conv.c's implicit GEMM: a 1x1 convolution of one image of 1 x ``rows``
     pixels, bias and C-expressible post-ops in registers; ``fn((x, unused, bias), (out,), extras)``. Used where
-    conv.c has its AVX-512 tiles (``native_gemm_available``; the plan is ``kernels.gemm.GemmPlan``): measured there
-    against OpenBLAS 0.3.31 (SkylakeX kernels) plus a bias pass, 1 thread: 128x128x128 46 vs 52 us, 128x512x128
-    153 vs 180 us, 128x768x768 1.57 vs 1.78 ms, 128x768x3072 6.4 vs 8.1 ms, 128x3072x768 6.8 vs 7.1 ms; the AVX2
-    tiles were slower than OpenBLAS on BERT's products on the AVX2 machine (``wide_only``: then None; weights the
-    blob already holds as panels run here on any tiles, as no second copy is needed)."""
+    conv.c has its AVX-512 tiles (``native_gemm_available``; the plan is ``kernels.gemm.GemmPlan``), where it
+    was faster than OpenBLAS plus a bias pass on BERT's products (bench/RESULTS.md); the AVX2 tiles were slower
+    than OpenBLAS on BERT's products on the AVX2 machine (``wide_only``: then None; weights the blob already
+    holds as panels run here on any tiles, as no second copy is needed)."""
     if rows < 1 or k < 1 or n < 1 or native_lib() is None or (wide_only and not native_gemm_available()):
         return None
     return _native_conv((1, 1, rows, k, n, 1, 1, 1, rows, 1, 1, 1, 1, 0, 0, 0, 0), None, epi, out, bp_packed=bp)
@@ -425,12 +424,11 @@ def native_bmm(batch: int, m: int, k: int, n: int) -> FastFn | None:
     ``nk_bmm_f32``: each ``y[b]`` packed into panels (any strides), then the implicit GEMM tiles with the batches'
     work shared by the threads; ``x`` needs unit stride along k and a row stride that is a multiple of k (a
     transposed view of ``[m, heads, k]`` qualifies), else OpenBLAS runs it. Where conv.c has its AVX-512 tiles
-    (``native_gemm_available``) only. Measured there against OpenBLAS 0.3.31 (medians, us; packing the right operand
-    costs about 40 of them for 12 x 128 x 64): 2 threads, 2x128x64x128 (q·kᵀ from transposed views) 50 vs 69,
-    12x128x64x128 204 vs 306, 12x128x128x64 216 vs 228; 1 thread 12x128x128x64 374 vs 297, so ``fast._matmul``
-    uses it only when kernels may use several threads. In-model, 2 threads, two executables interleaved in one
-    process (a noisy machine): BERT-tiny 1.78 -> 1.56 ms and 2.11 -> 2.02 ms, BERT-base 153 -> 150 ms and 172 -> 174
-    ms (neutral). Same products summed in k order with fused multiply-adds (identical outputs to OpenBLAS here)."""
+    (``native_gemm_available``) only. Against OpenBLAS on attention's products (bench/RESULTS.md) it was faster
+    at 2 threads and slower on large products at 1 thread (packing the right operand is a cost OpenBLAS does not
+    have), so ``fast._matmul`` uses it when kernels may use several threads, and at one thread only for small
+    products (``fast._BMM_ONE_THREAD_MAX_MACS``). Same products summed in k order with fused multiply-adds
+    (identical outputs to OpenBLAS here)."""
     if min(batch, m, k, n) < 1 or not native_gemm_available():
         return None
     lib = native_lib()

@@ -345,8 +345,7 @@ def _reduce(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequ
     outer, n, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
     # viewed as [outer, n, inner] (as [n, inner] when outer is 1): numpy still adds along the axis in the same
     # order (sequentially across it for inner > 1, pairwise when it is the contiguous one), so the results stay
-    # identical, but a 2-D reduction streams the rows: measured with the input out of cache, [1, 49, 1280]
-    # over axis 1 (a global average pool) 38 us instead of 76-108 us
+    # identical, but a 2-D reduction streams the rows: faster with the input out of cache (bench/RESULTS.md)
     if outer == 1:
         view_in, view_out, ax = (n, inner), (inner,), 0
     else:
@@ -403,8 +402,8 @@ def _gather(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | None
 
 def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> PlainFn | None:
     """TRANSPOSE (spec §2.10.7): a copy into the output (identical to the reference): a permutation that swaps two
-    groups of axes runs as a blocked 8x8-tile transpose in C (NHWC 112x112x32 -> NCHW: 111 vs 536 us for numpy's
-    strided copy, measured on the 2-core AVX2 machine); others are one numpy strided copy."""
+    groups of axes runs as a blocked 8x8-tile transpose in C (far faster than numpy's strided copy:
+    bench/RESULTS.md); others are one numpy strided copy."""
     perms = attrs.get("perms")
     if len(ib) != 1 or len(ob) != 1 or not isinstance(perms, tuple):
         return None
@@ -446,7 +445,7 @@ def _transpose(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[Buf
         # (Without the C transpose, or for other permutations.) A narrow innermost output axis taken from an
         # outer input axis (NCHW → NHWC with C = 3): numpy's
         # strided copy walks the input with a large stride for every element; one contiguous slab per
-        # output channel is ~7x faster (measured 66 vs 487 us for 1x3x224x224).
+        # output channel is much faster (bench/RESULTS.md).
         def narrow(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
             src, dst = ins[0].transpose(perms), outs[0]
             for k in range(last):
@@ -494,9 +493,8 @@ def _strides(shape: Sequence[int]) -> list[int]:
 
 
 _BMM_ONE_THREAD_MAX_MACS = 1 << 25
-"""Run-time products of at most this many multiply-adds use ``conv.native_bmm`` at one thread too. Measured at 1
-thread (two executables interleaved in one process): BERT-tiny batch 1 (2.1 M per product) 4% and batch 8 (16.8 M)
-2% faster, BERT-base batch 1 (12.6 M) 1.3% faster, BERT-base batch 8 (100 M) 3.7% slower."""
+"""Run-time products of at most this many multiply-adds use ``conv.native_bmm`` at one thread too: it beat OpenBLAS
+on BERT's products up to this size and lost on BERT-base's larger ones at batch 8 (bench/RESULTS.md)."""
 _PERMUTE_MIN_ROW = 16
 """Shortest kept last axis for ``nk_permute32`` (shorter rows: numpy)."""
 _NARROW_LAST = 8

@@ -3,24 +3,23 @@
 With one executor the runtime lets BLAS use all the threads (``OPENBLAS_NUM_THREADS``). For small
 products (fewer than ``SMALL_FLOPS`` = 2·M·N·K, about half a millisecond on one core) waking the other
 BLAS threads costs more than it saves, and far more when another process holds those cores
-(measured on the 2-core machine: BERT-tiny at 2 threads took 50x longer than at 1 thread): such calls
-run with one BLAS thread. When BLAS is already at one thread (several executors, or a 1-thread
-setting) nothing is switched. Blocked kernels (``kernels.conv``) make their blocks at least
-``min_rows`` rows when BLAS has several threads, so their GEMMs stay multi-threaded. Results do not depend on the thread count (OpenBLAS splits the output,
-not the sums).
+(bench/RESULTS.md): such calls run with one BLAS thread. When BLAS is already at one thread (several
+executors, or a 1-thread setting) nothing is switched. Blocked kernels (``kernels.conv``) make their blocks
+at least ``min_rows`` rows when BLAS has several threads, so their GEMMs stay multi-threaded. Results do not
+depend on the thread count (OpenBLAS splits the output, not the sums).
 
 Plans (``GemmPlan``, chosen per executable by ``plan_for``): MATMULs whose constant weights the blob holds as
 GEMM panels (``b_panels``, written for the cpu target) run on conv.c's implicit GEMM reading them in place.
 Other FULLY_CONNECTED / MATMUL ops with constant weights run there too where conv.c has its AVX-512 tiles,
 with their weights packed once at load time, a second copy of them: so only while those weights total at
-most ``NATIVE_GEMM_MAX_BYTES`` (a second copy of BERT-base's 340 MB took its runtime peak past
-onnxruntime's). Such an executable runs its convolutions and GEMMs on our
+most the target's ``native_gemm_max_bytes`` (``select-kernel-variants``; a second copy of BERT-base's weights
+took its runtime peak past onnxruntime's). Such an executable runs its convolutions and GEMMs on our
 thread pool, and OpenBLAS's threads, which spin for a while after each call, would compete with it for the
-cores: there BLAS products below ``SHARED_SMALL_FLOPS`` run on one thread (measured on BERT-base at 2 threads,
-in-process medians: 255 ms with OpenBLAS threading its remaining attention products, 165 ms with them on one
-thread). Every other executable keeps OpenBLAS for its GEMMs with ``SMALL_FLOPS``. In such a pooled executable
-the products of two run-time operands (attention's) also run on conv.c (``conv.native_bmm``) when kernels may
-use several threads, their batches shared by the pool's threads.
+cores: there BLAS products below ``SHARED_SMALL_FLOPS`` run on one thread (OpenBLAS threading BERT-base's
+attention products made it much slower at 2 threads: bench/RESULTS.md). Every other executable keeps OpenBLAS
+for its GEMMs with ``SMALL_FLOPS``. In such a pooled executable the products of two run-time operands
+(attention's) also run on conv.c (``conv.native_bmm``) when kernels may use several threads, their batches
+shared by the pool's threads.
 """
 
 from __future__ import annotations

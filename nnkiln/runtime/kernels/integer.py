@@ -1,9 +1,9 @@
 """Fast paths for the small int32 / bool elementwise ops that index arithmetic leaves in float graphs.
 
 Why: a transformer's embedding lookup normalises its token ids (``ids + vocab`` where ``ids < 0``: ADD,
-GREATER, SELECT on int32); run through the reference kernels these cost 15-45 us each per inference (a
-``KernelCall``, int64 widening, the REQUIRE checks, a copy out), measured 70 us of BERT-tiny's ~2 ms in the
-graph. Here each is one or two numpy ufunc calls writing into the output view.
+GREATER, SELECT on int32); run through the reference kernels these cost tens of microseconds each per inference
+(a ``KernelCall``, int64 widening, the REQUIRE checks, a copy out), a visible share of BERT-tiny's run
+(bench/RESULTS.md). Here each is one or two numpy ufunc calls writing into the output view.
 
 Semantics are the reference kernels' exactly (integers: bit for bit): ADD / SUB / MUL (shift 0) of int32 are
 computed in int64 and narrowed; where an ADD / SUB result does not fit int32 (a REQUIRE of the spec:

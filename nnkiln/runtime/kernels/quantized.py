@@ -1,10 +1,10 @@
 """Fast integer kernels of quantized graphs: RESCALE, int8 CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED, int8 / int16
 MATMUL, CAST.
 
-Why: run through the reference kernels (int64 numpy with every REQUIRE checked, then copied out) a quantized
-ResNet-18 took 230 ms against onnxruntime's 16 (205 ms in its int8 convolutions, 24 ms in RESCALEs), a
-dynamically quantized BERT-tiny 18 ms against 0.8. Integer results must stay the reference's bit for bit,
-so every path here is exact integer arithmetic or provably exact float arithmetic:
+Why: run through the reference kernels (int64 numpy with every REQUIRE checked, then copied out) quantized
+models ran an order of magnitude slower than onnxruntime, mostly in their int8 convolutions and RESCALEs
+(bench/RESULTS.md). Integer results must stay the reference's bit for bit, so every path here is exact
+integer arithmetic or provably exact float arithmetic:
 
 * RESCALE: conv.c's ``nk_rescale``, the spec's apply_scale_32 / apply_scale_16 in 64-bit integers; where a
   value breaks one of their REQUIREs the reference kernel runs instead (its error names the rule).

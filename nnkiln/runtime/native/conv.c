@@ -13,12 +13,11 @@
  * summed in registers (fused multiply-add, k in order), then the post-ops, then one store. With AVX-512
  * (compiled with -march=native on such a CPU): two full panels at once, 6 rows x 32 channels in 12 zmm
  * registers (tile2: every broadcast input value feeds two FMAs); a full lone panel (16 channels, or the odd
- * panel of e.g. 144) takes six zmm sums (measured: MobileNetV2 4-7% faster than with the AVX2 tile at 1 thread,
- * after the epilogues stored whole registers). The same FMAs per output element in the same order, so results are
- * identical to the AVX2 build. Measured on a 2-core AMD EPYC with AVX-512 (in-process A/B of the two builds, 1 thread, whole
- * models): MobileNetV2 10.20 -> 9.66 ms, ResNet-18 41.2 -> 39.7 ms, ResNet-50 97.5 -> 91.4 ms. Numerics: a
- * different summation order (and rounding) from the reference's, within the runtime's 1e-5
- * relative float tolerance, as the BLAS path. Products of at most 4 rows (a classifier at batch 1), and the last row
+ * panel of e.g. 144) takes six zmm sums (faster than the AVX2 tile once the epilogues stored whole registers).
+ * The same FMAs per output element in the same order, so results are identical to the AVX2 build; whole models
+ * ran faster than with the AVX2 tiles (bench/RESULTS.md). Numerics: a different summation order (and rounding)
+ * from the reference's, within the runtime's 1e-5 relative float tolerance, as the BLAS path. Products of at most
+ * 4 rows (a classifier at batch 1), and the last row
  * tile of a larger one when it has at most 4 rows, run in few_rows instead (the weights streamed once for those
  * rows, the same sums). Column blocks keep K x NC of the packed weights
  * within about 256 KiB (L2) while every row tile passes over them: panel by panel for long sums (a
@@ -29,8 +28,8 @@
  * in the vector paths (acc = acc + x * w, two roundings, in the scalar channel tails), then acc + bias,
  * then the post-ops in order: the reference interpreter's order of sums, with the products unrounded
  * where fused (within the runtime's 1e-5 relative float tolerance). Decision: the fused multiply-add
- * halves the vector arithmetic; measured on MobileNetV2 at 1 thread (in-process A/B of the two builds):
- * 8.85 -> 8.66 ms. Until then the kernel did the reference's exact float32 operations (identical results).
+ * halves the vector arithmetic (MobileNetV2 ran faster: bench/RESULTS.md). Until then the kernel did the
+ * reference's exact float32 operations (identical results).
  *
  * Pooling, REDUCE_SUM, the zero-padded input copies of CONV2D, TRANSPOSE, GATHER and the int32 elementwise ops
  * (conv_data.c), Winograd (conv_wino.c), the fused expansion + depthwise (conv_pwdw.c), the integer kernels of
@@ -46,10 +45,8 @@
  * waits for a worker to arrive: only for items already taken, so a worker whose core is busy elsewhere
  * (shared machine) costs nothing; workers spin briefly after a job, then sleep. Results do not depend
  * on the thread count (items split outputs, never a sum). Home ranges instead of one shared counter: a core
- * then mostly reads the rows it wrote in the layer before, from its own L2. Measured at 2 threads (one
- * executable, the two schemes alternated run by run in one process, identical outputs): MobileNetV2 b1 4.51 ->
- * 4.41 and 4.60 -> 4.50 ms, ResNet-18 b1 18.1 -> 16.3 and 14.9 -> 14.6 ms, BERT-tiny b1 1.31 -> 1.09 and 0.85 ->
- * 0.83 ms, BERT-base b1 137 -> 129 ms; batch 8 0.7-2.8% faster.
+ * then mostly reads the rows it wrote in the layer before, from its own L2 (faster at 2 threads on every model
+ * measured: bench/RESULTS.md).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -653,10 +650,8 @@ static void tile1_12(const conv_args *a, const float *const *base0, const float 
  * or the last row tile of a larger one, see conv_item), panels j .. j+P-1 (P <= 4) over the whole K: R x P zmm
  * sums, each weight vector loaded once and used by every row. The row tiles above would compute 6 rows (or 3, at
  * half width) for every one needed; here the weights stream once and the P independent sums per row hide the FMA
- * latency. The same sums from the bias, k in order, as the tiles: identical results. Measured on the AVX-512
- * EPYC, 1280 -> 1000 at batch 1 (MobileNetV2's classifier, weights in cache, medians of 4000 calls, separate
- * processes): 1 thread 119-142 -> 66 us, 2 threads 66-71 -> 39-42 us (onnxruntime's Gemm: 93 / 48 us with its
- * session overhead); inside MobileNetV2, where the weights come from DRAM, 0.28 -> 0.22 ms per call at 1 thread. */
+ * latency. The same sums from the bias, k in order, as the tiles: identical results. Faster than the row tiles on
+ * MobileNetV2's classifier, alone and inside the network (bench/RESULTS.md). */
 #define NK_FEW_ROWS 4
 static inline __attribute__((always_inline)) void few_rows(const conv_args *a, const float *const *base, long r0,
                                                            int R, int j, int P) {
@@ -750,19 +745,13 @@ typedef struct {
 } conv_job;
 
 #define NK_KC 1024    /* k block when K is long: 64 KiB of a weight panel (128 of a pair), kept in L2 across the row
-                       * tiles. Measured on the 2-core AVX-512 EPYC (in-process A/B of two builds, identical results):
-                       * 256 (16 KiB, L1) -> 1024 made ResNet-18 2.5%, ResNet-50 3.2%, BERT-base 3.1% faster at 1
-                       * thread and 2.4 / 3.7% at 2 (fewer partial-sum round trips; the L2 feeds the weights fast
-                       * enough); every GEMM shape of those models was 1-6% faster alone. */
+                       * tiles. Faster than blocks of 256 (16 KiB, L1): fewer partial-sum round trips, and the L2
+                       * feeds the weights fast enough (bench/RESULTS.md). */
 #define NK_MAXCHUNK 64
 #define NK_SHORT_K 256  /* sums at most this long: tile-major order (see conv_item) */
-#define NK_TILE12_K 64  /* sums at most this long: 12-row pair tiles (tile2_12). Measured on the AVX-512 EPYC, 1 thread,
-                         * 1x1 convolutions (in-process A/B of two builds, identical results): K = 16 -> 96 channels at
-                         * 112x112 0.515 -> 0.457 ms, 24 -> 144 at 56x56 0.260 -> 0.240, 32 -> 192 at 28x28 0.110 -> 0.105,
-                         * 64 -> 384 at 14x14 0.108 -> 0.107; from K = 96 it was 2-5% slower (the 12 row pointers no
-                         * longer stay in registers next to 24 sums). A lone full panel takes 12-row tiles too
-                         * (tile1_12): MobileNetV2's 32 -> 16 at 112x112, inside the network (per-call times, two
-                         * builds interleaved, identical outputs), 0.166-0.184 -> 0.150-0.154 ms. */
+#define NK_TILE12_K 64  /* sums at most this long: 12-row pair tiles (tile2_12), faster on short sums; longer ones
+                         * were slower (the 12 row pointers no longer stay in registers next to 24 sums). A lone
+                         * full panel takes 12-row tiles too (tile1_12). Measurements: bench/RESULTS.md. */
 
 /* The input offsets of the rows of row tiles t0 .. t1-1 (at most NK_MAXCHUNK) of an implicit GEMM over an input
  * [N, Hp, Wp, IC]: walking (n, oy, ox) from the first row (no division per row); missing rows of the last tile
@@ -814,11 +803,8 @@ static void conv_item(void *ctx, long wi) {
     }
     /* a last tile of at most 4 rows goes to few_rows after them, where the sums are not cut into k blocks (its
      * block of weights is then still in L2): the tiles would compute 6 rows for it, or 3 at half width (49 = 8 x 6
-     * + 1 rows at 7x7). Measured on the AVX-512 EPYC, 1 thread, two builds interleaved in one process (identical
-     * outputs), per-call times in the network: MobileNetV2's 960 -> 320 at 7x7 0.384 -> 0.323 ms, 320 -> 1280
-     * 0.524 -> 0.475 ms, the other 7x7 layers within 2%; BERT-tiny at batch 1 (128 = 21 x 6 + 2 rows) 1.84 -> 1.77
-     * and 1.89 -> 1.85 ms. With k blocks (ResNet-18's 3x3 convolutions of 512 channels at 7x7, K = 4608) it was
-     * 5% slower: the whole sum then streams the weights again for one row. */
+     * + 1 rows at 7x7): faster on MobileNetV2's 7x7 layers and BERT-tiny. With k blocks it was slower: the whole
+     * sum then streams the weights again for one row (bench/RESULTS.md). */
     if (t1 == jb->tiles && jb->rows - (t1 - 1) * MR <= NK_FEW_ROWS && a->K <= 2 * NK_KC) tl = t1 - 1;
 #endif
     conv_tiles(jb, base, t0, tl, j0, j1);
@@ -836,10 +822,8 @@ static void conv_tiles(const conv_job *jb, const float *(*base)[MR], long t0, lo
     if (a->K <= NK_SHORT_K) {
         /* short sums (e.g. a 1x1 convolution of 64 channels): the output traffic dominates, so each tile's
          * output rows are finished across all panels of the block (one sequential stream of writes, and of
-         * reads of a fused residual) while the block of weights (at most 256 KiB) stays in L2. Measured on
-         * the 2-core AVX2 machine with cold caches (old panel-major / this order, same process, medians
-         * of 40): 1x1 convolutions 56x56 64->256 3.77 / 2.70 ms, 112x112 16->96 3.03 / 1.94 ms, 28x28
-         * 128->512 2.43 / 1.93 ms, 14x14 256->1024 1.87 / 1.67 ms; no gain beyond K = 256. */
+         * reads of a fused residual) while the block of weights (at most 256 KiB) stays in L2: faster than
+         * panel-major order with cold caches, with no gain beyond K = 256 (bench/RESULTS.md). */
         for (long ti = t0; ti < t1; ti++) {
             long r0 = ti * MR;
             int mr = jb->rows - r0 < MR ? (int)(jb->rows - r0) : MR;
@@ -902,9 +886,7 @@ static long conv_plan(conv_job *job, const conv_args *a, long rows, int panels, 
     if (nthreads > tiles * nblocks) nthreads = (int)(tiles * nblocks);
     /* items: chunks of row tiles of one column block (about 16 items per thread when there are several, for
      * balance, 8 for one; as large as that allows, so that a block of weights serves many tiles). 16 instead of 8
-     * with 2 threads (one build, the two alternated run by run, identical outputs): MobileNetV2 b1 4.11 -> 4.06 and
-     * 4.49 -> 4.43 ms, BERT-tiny b1 0.845 -> 0.836 and 0.832 -> 0.824 ms, BERT-base b1 140.7 -> 138.4 ms, ResNet-18
-     * b1 16.62 -> 16.56 ms; batch 8 within 0.6% either way. */
+     * with 2 threads: slightly faster at batch 1, neutral at batch 8 (bench/RESULTS.md). */
     long per_block = ((nthreads > 1 ? 16L : 8L) * nthreads + nblocks - 1) / nblocks;  /* chunks per column block */
     long chunk = (tiles + per_block - 1) / per_block;
     if (chunk < 1) chunk = 1;
@@ -1558,8 +1540,9 @@ int nk_run_bound(const void *const *fns, const int64_t *const *args, int n, int 
 }
 
 /* nk_run_bound for a whole program run straight from the caller's arrays (runtime/direct.py, DirectRun), with the
- * per-run address work done here rather than in Python (each numpy attribute or ctypes conversion costs 20-50 us
- * per run with the interpreter's code and data out of cache after a network's worth of kernels). o0 .. o(nobj-1)
+ * per-run address work done here rather than in Python (each numpy attribute or ctypes conversion costs tens of
+ * microseconds per run with the interpreter's code and data out of cache after a network's worth of kernels:
+ * bench/RESULTS.md). o0 .. o(nobj-1)
  * are Python ndarray objects (ctypes.py_object; the rest None, never read), whose data pointer is the pointer-sized
  * field at byte offset ``data_off`` of the object (numpy's PyArrayObject.data: the Python side finds the offset
  * and checks it on probe arrays, else it never calls this). First ``nconv`` conversions, rows of int64 (object, destination,

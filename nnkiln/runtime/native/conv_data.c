@@ -133,8 +133,8 @@ static void pad_row(const pad_job *j, long r) {
 }
 
 /* Work item b: padded rows [b·per, (b+1)·per). Bands, not single rows: with one row per item (2.7 KB for a
- * 224x224x3 input) two threads spent more on taking items than on copying; MobileNetV2's input went from
- * 0.051 ms at 1 thread to 0.073 at 2. */
+ * 224x224x3 input) two threads spent more on taking items than on copying (MobileNetV2's input copy was slower at
+ * 2 threads than at 1: bench/RESULTS.md). */
 static void pad_item(void *ctx, long b) {
     const pad_job *j = (const pad_job *)ctx;
     long r1 = (b + 1) * j->per < j->rows ? (b + 1) * j->per : j->rows;

@@ -186,9 +186,8 @@ static void wino_out_item(void *ctx, long it) {
  * stream through memory. The transformed weights are read once per block, so only small weight sets (few
  * channels) take this path (``NK_WINO_FUSED_CHANNELS``). */
 #ifndef NK_WINO_FUSED_CHANNELS
-#define NK_WINO_FUSED_CHANNELS 256  /* IC + OC. Measured (ms, fused / three passes, identical results), 1 thread:
-                                     * 56x56x64 1.55 / 2.01, batch 8 12.3 / 17.0, 28x28x128 1.24 / 1.19, batch 8
-                                     * 10.1 / 12.3; 2 threads: 0.80 / 0.88, 6.6 / 9.5, 0.63 / 0.61, 5.0 / 8.0 */
+#define NK_WINO_FUSED_CHANNELS 256  /* IC + OC: up to it fused blocks were faster than the three whole-image
+                                     * passes, or nearly as fast (bench/RESULTS.md) */
 #endif
 #define NK_WINO_BLOCK_BYTES (384 * 1024)
 
