@@ -18,8 +18,8 @@ no copy. On one executor instance the schedule keeps this program order (``wrap-
 Why: batched activations of the early layers of a CNN outgrow the caches (MobileNetV2 at batch 8:
 38 MB for one 112x112x96 tensor), so every layer streams its input from memory; one sample's
 activations stay in the cache from one layer to the next, and the planned arena shrinks to one
-sample's working set. Measured on the 2-core Zen 4 machine (``bench/``): MobileNetV2's first 21
-layers took 50 ms at batch 8 and 30.5 ms as 8 batch-1 runs. Later layers are small and their weights
+sample's working set (measured: ``bench/RESULTS.md``, "Measurements behind the code's thresholds and choices").
+Later layers are small and their weights
 larger, and a batched GEMM reuses its weights across samples, so they stay batched.
 
 How much: the ops of the separable prefix are scored by the bytes of their batched activations
