@@ -40,7 +40,7 @@ def _model(nodes, inputs, outputs, inits):  # noqa: ANN001, ANN202
 
 
 def _import(m, shapes):  # noqa: ANN001, ANN202
-    from nnkiln.frontends.onnx.backend import import_model_proto
+    from nnkiln.onnx_backend import import_model_proto
 
     return import_model_proto(m, [np.zeros(s, _NP.get(i.type.tensor_type.elem_type, np.float32))
                                   for s, i in zip(shapes, m.graph.input)])

@@ -79,7 +79,7 @@ def round_trip(module, folder: str, trials: int = 3, scale: float = 1.0, atol: f
 
 
 def _onnx_module(m):  # noqa: ANN001, ANN202
-    from nnkiln.frontends.onnx.backend import import_model_proto
+    from nnkiln.onnx_backend import import_model_proto
 
     shapes = [[d.dim_value for d in i.type.tensor_type.shape.dim] for i in m.graph.input]
     return import_model_proto(m, [np.zeros(s, np.float32) for s in shapes])

@@ -58,8 +58,8 @@ def run(case: ModelCase, compiled: bool = False) -> tuple[str, str]:
     """(status, reason): status is passed, failed or unsupported; ``compiled``: through ``nnkiln.compile``."""
     import onnx
 
-    from nnkiln.frontends.onnx.backend import run_model
     from nnkiln.ir.errors import FrontendError, NnkilnError
+    from nnkiln.onnx_backend import run_model
 
     model = onnx.load(str(case.model_path))
     init = {t.name for t in model.graph.initializer}

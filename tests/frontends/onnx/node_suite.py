@@ -48,8 +48,8 @@ def _arrays(values):  # noqa: ANN001, ANN202
 
 
 def run_case(case, compiled: bool = False) -> CaseResult:  # noqa: ANN001
-    from nnkiln.frontends.onnx.backend import run_model
     from nnkiln.ir.errors import FrontendError, NnkilnError
+    from nnkiln.onnx_backend import run_model
 
     op_type = case.model.graph.node[0].op_type if case.model.graph.node else "?"
     specialised = False

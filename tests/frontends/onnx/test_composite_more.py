@@ -11,8 +11,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from nnkiln.frontends.onnx.backend import run_model
 from nnkiln.ir.errors import FrontendError
+from nnkiln.onnx_backend import run_model
 
 ort = pytest.importorskip("onnxruntime")
 

@@ -12,9 +12,9 @@ from onnx import numpy_helper as nh
 
 ort = pytest.importorskip("onnxruntime")
 
-from nnkiln.frontends.onnx.backend import import_model_proto  # noqa: E402
 from nnkiln.ir.errors import FrontendError  # noqa: E402
 from nnkiln.ir.text import parse_module, print_module  # noqa: E402
+from nnkiln.onnx_backend import import_model_proto  # noqa: E402
 from nnkiln.reference import run  # noqa: E402
 
 

@@ -101,7 +101,7 @@ def test_sizes_must_match(tmp_path: Path, kwargs: dict, why: str):
 
 
 def test_in_memory_model_with_external_data_is_a_clear_error(tmp_path: Path):
-    from nnkiln.frontends.onnx.backend import import_model_proto
+    from nnkiln.onnx_backend import import_model_proto
 
     m = onnx.load(str(_external(tmp_path)), load_external_data=False)
     with pytest.raises(NnkilnError, match="must be loaded from its file"):

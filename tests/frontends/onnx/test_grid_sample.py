@@ -12,8 +12,8 @@ from onnx import TensorProto as TP
 from onnx import helper as oh
 from onnx.reference import ReferenceEvaluator
 
-from nnkiln.frontends.onnx.backend import import_model_proto
 from nnkiln.ir.text import print_module
+from nnkiln.onnx_backend import import_model_proto
 from nnkiln.reference import run
 
 

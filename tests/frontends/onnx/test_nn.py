@@ -11,9 +11,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from nnkiln.frontends.onnx.backend import import_model_proto, run_model
 from nnkiln.ir.errors import FrontendError
 from nnkiln.ir.text import print_module
+from nnkiln.onnx_backend import import_model_proto, run_model
 
 ort = pytest.importorskip("onnxruntime")
 

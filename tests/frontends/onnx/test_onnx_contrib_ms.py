@@ -16,8 +16,8 @@ from onnx import numpy_helper as nh
 
 import nnkiln
 from nnkiln.errors import NnkilnError
-from nnkiln.frontends.onnx.backend import import_model_proto
 from nnkiln.ir.text import print_module
+from nnkiln.onnx_backend import import_model_proto
 from nnkiln.reference import run
 
 ort = pytest.importorskip("onnxruntime")

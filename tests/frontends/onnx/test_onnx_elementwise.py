@@ -13,8 +13,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import nnkiln
-from nnkiln.frontends.onnx.backend import import_model_proto, run_model
 from nnkiln.ir.errors import FrontendError
+from nnkiln.onnx_backend import import_model_proto, run_model
 
 ort = pytest.importorskip("onnxruntime")
 

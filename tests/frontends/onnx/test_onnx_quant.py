@@ -22,9 +22,9 @@ from onnx import numpy_helper as nh
 ort = pytest.importorskip("onnxruntime")
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static  # noqa: E402
 
-from nnkiln.frontends.onnx.backend import import_model_proto  # noqa: E402
 from nnkiln.ir.errors import FrontendError  # noqa: E402
 from nnkiln.ir.text import print_module  # noqa: E402
+from nnkiln.onnx_backend import import_model_proto  # noqa: E402
 from nnkiln.reference import run  # noqa: E402
 
 
@@ -526,7 +526,7 @@ def test_dequantize_then_quantize_is_one_requantization_matching_onnxruntime():
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
-    from nnkiln.frontends.onnx.backend import run_model
+    from nnkiln.onnx_backend import run_model
 
     inits = [
         numpy_helper.from_array(np.array(0.05, np.float32), "s0"),

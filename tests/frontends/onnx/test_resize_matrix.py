@@ -16,9 +16,9 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import nnkiln
-from nnkiln.frontends.onnx.backend import import_model_proto, run_model
 from nnkiln.frontends.onnx.lowerings.resize_matrix import axis_matrix
 from nnkiln.ir.text import print_module
+from nnkiln.onnx_backend import import_model_proto, run_model
 
 RNG = np.random.default_rng(23)
 

@@ -16,7 +16,7 @@ import nnkiln.reference
 from nnkiln.blob.format import BufferDesc, Memory, pack_panels, unpack_panels
 from nnkiln.blob.writer import encode
 from nnkiln.errors import BlobError
-from nnkiln.frontends.onnx.backend import import_model_proto
+from nnkiln.onnx_backend import import_model_proto
 from nnkiln.runtime import load_blob
 
 RNG = np.random.default_rng(3)

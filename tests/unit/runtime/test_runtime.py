@@ -229,7 +229,7 @@ def test_arenas_scratch_and_outputs_are_cache_line_aligned() -> None:
 
     import nnkiln
     from nnkiln.alloc import aligned_empty
-    from nnkiln.frontends.onnx.backend import import_model_proto
+    from nnkiln.onnx_backend import import_model_proto
 
     w = numpy_helper.from_array(np.ones((8, 3, 3, 3), np.float32), "w")
     g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])], "g",

@@ -1,5 +1,6 @@
 """An ``onnx.backend.base.Backend`` over nnkiln: import with the ONNX frontend, run with the reference
-interpreter. Used by ONNX's backend test suite (``onnx.backend.test``) and by our own suite runner.
+interpreter (or compiled). Used by ONNX's backend test suite (``onnx.backend.test``) and by our own suite runner.
+It sits above the frontends and the compiler (it uses both), so it is a top-level module, not part of a frontend.
 """
 
 from __future__ import annotations
