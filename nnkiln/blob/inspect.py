@@ -5,7 +5,8 @@ Every buffer with memory, io index, offset, size, dtype, shape, alias (view base
 buffer entry itself, and ``live``: the first and last task (blob order) that read or write its bytes through
 any entry (the base and all its views: a concatenation's slots are written through views of it), which is
 the range the memory plan reserves (None if no task uses it); every task
-with executor, executor index, kernel, attrs, post-ops, inputs, outputs, waits, updates; every
+with executor, executor index, kernel, attrs, post-ops, ``operand_perms`` (when present), inputs, outputs,
+waits, updates; every
 barrier record with its physical id, counts and the tasks that update / wait on it. A control-flow task
 (``tosa.cond_if`` / ``tosa.while_loop``) also lists its region programs under ``programs``, each described
 the same way (nested blobs, recursively), so that every plan can be checked independently.
@@ -67,6 +68,7 @@ def describe(blob: Blob) -> dict[str, Any]:
     tasks = [{
         "index": i, "executor": t.executor, "executor_index": t.executor_index, "kernel": t.kernel,
         "attrs": _to_json(t.args.get("attrs", {})), "post_ops": _to_json(t.args.get("post_ops", [])),
+        **({"operand_perms": _to_json(t.args["operand_perms"])} if t.args.get("operand_perms") else {}),
         "inputs": list(t.ins), "outputs": list(t.outs), "waits": list(t.waits), "updates": list(t.updates),
         **({"programs": _programs(blob, t)} if t.kernel in CONTROL_FLOW_KERNELS else {}),
     } for i, t in enumerate(blob.tasks)]

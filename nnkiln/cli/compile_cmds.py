@@ -162,12 +162,33 @@ def _inspect(args: argparse.Namespace) -> int:
     for t in d["tasks"]:
         print(f"  #{t['index']:<4} {t['executor']}[{t['executor_index']}] {t['kernel']} in={t['inputs']} "
               f"out={t['outputs']} waits={t['waits']} updates={t['updates']}"
-              + (f" post_ops={[p['kernel'] for p in t['post_ops']]}" if t["post_ops"] else ""))
+              + (f" post_ops={[p['kernel'] for p in t['post_ops']]}" if t["post_ops"] else "") + _decisions(t))
     print(f"barriers ({len(d['barriers'])}):")
     for b in d["barriers"]:
         print(f"  #{b['index']:<4} physical {b['physical_id']} producers={b['producer_tasks']} "
               f"consumers={b['consumer_tasks']}")
     return 0
+
+
+def _decisions(t: dict) -> str:
+    """What the compiler decided about a task, for the text listing: its kernel variant, permuted operands, and a
+    row program's steps and geometry."""
+    from nnkiln.blob import row_program
+
+    attrs, out = t["attrs"], ""
+    if "variant" in attrs:
+        out += f" variant={attrs['variant']}"
+    if t.get("operand_perms"):
+        out += f" operand_perms={t['operand_perms']}"
+    if t["kernel"] == row_program.KERNEL:
+        try:
+            prog = row_program.decode(attrs["code"], attrs["bounds"])
+            names = [row_program.Op(i[6] if i[0] == row_program.Op.STEP else i[0]).name.lower() for i in prog
+                     if i[0] != row_program.Op.CHAIN]
+            out += f" program=[{', '.join(names)}] rows={attrs['rows']}x{attrs['cols']}"
+        except (KeyError, ValueError, TypeError):
+            out += " program=<unreadable>"
+    return out
 
 
 def inspect_main(argv: Sequence[str]) -> int:

@@ -43,3 +43,7 @@ def test_inspected_tasks_are_the_kernel_calls(name: str, queues: int, tmp_path: 
     kernels = Counter(t["kernel"] for t in described["tasks"])
     if name == "gptblock" and queues == 1:  # layer norms, softmax, GELU: row programs, no transposes before GEMMs
         assert kernels["fused.row_program"] >= 3, kernels
+    if name == "effnetish" and queues == 1:  # the NCHW input's transpose folded into the stem convolution
+        stem = [t for t in described["tasks"] if t.get("operand_perms")]
+        assert [t["kernel"] for t in stem] == ["tosa.conv2d"] and stem[0]["operand_perms"][0] == [0, 2, 3, 1]
+        assert "tosa.transpose" not in kernels
