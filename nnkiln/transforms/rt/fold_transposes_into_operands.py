@@ -16,8 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from nnkiln.analysis import operand_transposes
-from nnkiln.analysis.task_table import TaskTable
-from nnkiln.transforms.rt.rewrite_tasks import apply_task_edits, rt_functions
+from nnkiln.transforms.rt.rewrite_tasks import plan_and_apply
 
 
 @dataclass(frozen=True)
@@ -25,6 +24,4 @@ class FoldTransposesIntoOperands(ModulePass):
     name = "fold-transposes-into-operands"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in rt_functions(op):
-            table = TaskTable.of_function(func)
-            apply_task_edits(table, operand_transposes.plan(table.tasks, table.buffers))
+        plan_and_apply(op, operand_transposes.plan)

@@ -16,8 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from nnkiln.analysis import expansion_depthwise
-from nnkiln.analysis.task_table import TaskTable
-from nnkiln.transforms.rt.rewrite_tasks import apply_task_edits, rt_functions
+from nnkiln.transforms.rt.rewrite_tasks import plan_and_apply
 
 
 @dataclass(frozen=True)
@@ -25,6 +24,4 @@ class FuseExpansionDepthwise(ModulePass):
     name = "fuse-expansion-depthwise"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in rt_functions(op):
-            table = TaskTable.of_function(func)
-            apply_task_edits(table, expansion_depthwise.plan(table.tasks, table.buffers))
+        plan_and_apply(op, expansion_depthwise.plan)

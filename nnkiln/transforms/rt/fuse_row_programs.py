@@ -18,8 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from nnkiln.analysis import row_programs
-from nnkiln.analysis.task_table import TaskTable
-from nnkiln.transforms.rt.rewrite_tasks import apply_task_edits, rt_functions
+from nnkiln.transforms.rt.rewrite_tasks import plan_and_apply
 
 
 @dataclass(frozen=True)
@@ -27,6 +26,4 @@ class FuseRowPrograms(ModulePass):
     name = "fuse-row-programs"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in rt_functions(op):
-            table = TaskTable.of_function(func)
-            apply_task_edits(table, row_programs.plan(table.tasks, table.buffers))
+        plan_and_apply(op, row_programs.plan)

@@ -15,7 +15,7 @@ An edit touching an ``rt.task`` with several kernels is skipped (its other kerne
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
@@ -24,6 +24,7 @@ from xdsl.ir import Block
 
 from nnkiln.analysis.task_edits import NewTask, TaskEdit
 from nnkiln.analysis.task_table import TaskTable
+from nnkiln.blob.format import BufferDesc, TaskDesc
 
 
 def rt_functions(module: ModuleOp) -> list[FuncOp]:
@@ -89,4 +90,12 @@ def apply_task_edits(table: TaskTable, edits: Sequence[TaskEdit]) -> int:
     return applied
 
 
-__all__ = ["apply_task_edits", "rt_functions"]
+def plan_and_apply(module: ModuleOp, plan: Callable[[list[TaskDesc], list[BufferDesc]], list[TaskEdit]]) -> None:
+    """For every rt-level function of ``module``: its blob tables, ``plan(tasks, buffers)`` on them, the edits
+    applied (the whole of an rt-level fusion pass)."""
+    for func in rt_functions(module):
+        table = TaskTable.of_function(func)
+        apply_task_edits(table, plan(table.tasks, table.buffers))
+
+
+__all__ = ["apply_task_edits", "plan_and_apply", "rt_functions"]
