@@ -55,6 +55,7 @@ import numpy as np
 from nnkiln import native_header as header
 from nnkiln.alloc import aligned_empty
 from nnkiln.blob.format import BufferDesc
+from nnkiln.errors import BlobError
 from nnkiln.kinds import Kind
 from nnkiln.runtime import native
 from nnkiln.runtime.blas import kernel_threads
@@ -491,7 +492,10 @@ def conv2d(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
     k = kh * kw * ic
     rows = n * oh * ow
     wconst = consts[1]
-    if wconst is not None and attrs.get("variant") == "winograd":  # chosen by select-kernel-variants
+    if attrs.get("variant") == "winograd":  # chosen by select-kernel-variants
+        if wconst is None or (kh, kw, sy, sx, dy, dx) != (3, 3, 1, 1, 1, 1):
+            raise BlobError(f"invalid blob: a tosa.conv2d with variant winograd must be 3x3, stride 1, dilation 1, "
+                            f"with constant weights (got {kh}x{kw}, stride {sy}x{sx}, dilation {dy}x{dx})")
         wino = native_winograd((n, ih, iw, ic, oc, oh, ow, pt, pb, pl, pr), wconst, epi, ob[0])
         if wino is not None:
             return wino

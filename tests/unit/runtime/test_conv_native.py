@@ -668,3 +668,20 @@ def test_reduce_sum_declines_the_innermost_axis() -> None:
     """numpy sums a contiguous axis pairwise: that reduction stays with numpy (and the row programs)."""
     assert conv_mod.reduce_sum({"axis": 2}, [_desc((2, 3, 4))], [_desc((2, 3, 1))], None) is None
     assert conv_mod.reduce_sum({"axis": 1}, [_desc((2, 3, 1))], [_desc((2, 1, 1))], None) is None
+
+
+@pytest.mark.parametrize("k,stride", [(5, 1), (3, 2)])
+def test_a_winograd_variant_the_geometry_does_not_allow_is_refused(k: int, stride: int) -> None:
+    """A blob from elsewhere that asks for Winograd F(2x2, 3x3) on a convolution it cannot compute is invalid (it
+    would run a 3x3 stride-1 transform on other weights or strides: wrong values, no error)."""
+    from nnkiln.errors import BlobError
+
+    bb = BlobBuilder()
+    x = bb.add_io("x", F, (1, 12, 12, 32), output=False)
+    oh = (12 - k) // stride + 1
+    y = bb.add_io("y", F, (1, oh, oh, 32), output=True)
+    w, b = bb.add_const(_f(32, k, k, 32), F), bb.add_const(_f(32), F)
+    attrs = {**_attrs((0, 0, 0, 0), (stride, stride), (1, 1)), "variant": "winograd"}
+    bb.add_task("tosa.conv2d", [x, w, b], [y], attrs=attrs)
+    with pytest.raises(BlobError, match="variant winograd"):
+        load_blob(encode(bb.finish()))
