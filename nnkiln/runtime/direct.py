@@ -41,7 +41,7 @@ IO_MAX = header.define("NK_IO_MAX")
 
 SMALL_OUTPUT_BYTES = 1 << 16
 """Outputs below this size come from ``np.empty`` (16-byte aligned: their stores are too few for the alignment to
-matter); larger ones from ``aligned_empty`` (64 bytes, see ``runtime.alloc``)."""
+matter); larger ones from ``aligned_empty`` (64 bytes, see ``nnkiln.alloc``)."""
 
 _I64 = np.dtype(np.int64)
 _OFFSET: int | None | bool = False  # not looked for yet

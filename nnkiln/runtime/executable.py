@@ -115,7 +115,7 @@ class Executable:
         meta = blob.metadata
         self.input_names = [io.name for io in blob.inputs]
         self.output_names = [io.name for io in blob.outputs]
-        self._arena = aligned_empty(max(blob.arena_bytes, 1), np.uint8, PAGE)  # see runtime.alloc
+        self._arena = aligned_empty(max(blob.arena_bytes, 1), np.uint8, PAGE)  # see nnkiln.alloc
         store = blob.constants if isinstance(blob.constants, ConstantStore) else None
         consts = constants_u8(blob) if store is None else None
         self._static: list[np.ndarray | None] = []

@@ -221,8 +221,6 @@ _UNARY: dict[str, Callable[..., Any]] = {
     "tosa.sigmoid": _sigmoid, "tosa.reciprocal": lambda x, out: np.divide(_F32(1), x, out=out),
     "tosa.rsqrt": lambda x, out: np.divide(_F32(1), np.sqrt(x, out=out), out=out),
 }
-PRODUCERS = ("tosa.conv2d", "tosa.depthwise_conv2d", "tosa.fully_connected", "tosa.matmul")
-"""Kernels that apply a fused epilogue themselves (block by block where they compute in blocks)."""
 
 
 def _with_epilogue(fn: PlainFn, ob: Sequence[BufferDesc],
@@ -580,4 +578,4 @@ def _plain(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc],
     return None
 
 
-__all__ = ["ELEMENTWISE", "PRODUCERS", "build", "clamp_bounds"]
+__all__ = ["ELEMENTWISE", "build", "clamp_bounds"]

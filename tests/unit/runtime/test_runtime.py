@@ -223,7 +223,7 @@ def test_int64_token_ids_narrowed_to_int32(ids: np.ndarray, error: str | None) -
 
 def test_arenas_scratch_and_outputs_are_cache_line_aligned() -> None:
     """Every executable's arena starts on a page, its outputs of 64 KiB or more on a cache line, however many
-    executables the process made before (runtime.alloc: a misaligned arena made MobileNetV2 3% slower; smaller
+    executables the process made before (nnkiln.alloc: a misaligned arena made MobileNetV2 3% slower; smaller
     outputs come from np.empty, runtime.direct.SMALL_OUTPUT_BYTES)."""
     from onnx import TensorProto, helper, numpy_helper
 
@@ -252,7 +252,7 @@ def test_arenas_scratch_and_outputs_are_cache_line_aligned() -> None:
 
 def test_small_page_arrays() -> None:
     """``small_page_empty``: writable, page-aligned, C-contiguous arrays of the asked shape, in a mapping of their own
-    from 4 MiB (numpy's huge-page advice never given: runtime.alloc), an aligned numpy array below."""
+    from 4 MiB (numpy's huge-page advice never given: nnkiln.alloc), an aligned numpy array below."""
     import mmap
 
     from nnkiln.alloc import PAGE, SMALL_PAGE_MIN_BYTES, small_page_empty
