@@ -50,3 +50,27 @@ class Kind(Enum):
 
 
 FLOAT_KINDS = (Kind.F16, Kind.BF16, Kind.F32)
+
+DECLARED_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                             "float16", "float32", "float64"})
+"""Element types a model may declare for an output (numpy names) that differ from the TOSA type computing it:
+ONNX's int64 (ArgMax, shapes, indices) and float64 are computed in int32 / float32."""
+
+
+def to_declared(array: object, dtype: str, name: str) -> object:
+    """Output ``name`` (a numpy array as TOSA computed it) as the element type the model declares, exactly: every
+    value must be representable (an error otherwise, never a wrap or a silent rounding of an integer)."""
+    import numpy as np
+
+    from nnkiln.errors import NnkilnError
+
+    a = np.asarray(array)
+    target = np.dtype(dtype)
+    if a.dtype == target:
+        return a
+    if target.kind in "iu" and a.dtype.kind in "iub" and a.size:
+        info = np.iinfo(target)
+        lo, hi = int(a.min()), int(a.max())
+        if lo < info.min or hi > info.max:
+            raise NnkilnError(f"output '{name}' holds values in [{lo}, {hi}], outside the {dtype} the model declares")
+    return a.astype(target)

@@ -99,6 +99,8 @@ class TaskTable:
         self.rt_tasks: list[Operation] = []
         self.values: list[SSAValue] = []
         self._arrays: dict[int, np.ndarray] = {}
+        self.output_dtypes: dict[str, str] = {}
+        """Output name -> the element type the model declares (``nnkiln.dtype``), where it is not the computed one."""
         self.current_use: dict[int, int] = {}
         self.use_consumed: dict[int, bool] = {}
         self.declared: set[int] = set()
@@ -170,6 +172,9 @@ class TaskTable:
             if not isinstance(io, StringAttr) or io.data not in counts:
                 raise BlobError(f"argument {i} of @{func.sym_name.data} has no nnkiln.io = \"input\"|\"output\"")
             label = name.data if isinstance(name, StringAttr) else (arg.name_hint or f"{io.data}{counts[io.data]}")
+            declared = d.get("nnkiln.dtype")
+            if io.data == "output" and isinstance(declared, StringAttr):
+                self.output_dtypes[label] = declared.data
             t = arg.type
             idx = self.b.add_io(label, kind_of_memref(t, f"argument {i}"), shape_of(t), output=io.data == "output")
             self.io_buffers[(io.data, counts[io.data])] = idx

@@ -35,7 +35,7 @@ from nnkiln.blob.format import (
     decode_args,
 )
 from nnkiln.errors import BlobError
-from nnkiln.kinds import Kind
+from nnkiln.kinds import DECLARED_DTYPES, Kind
 
 # ----------------------------------------------------------------------------------------------
 # Decoding with validation
@@ -185,6 +185,13 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 
     threads = meta.get("threads")
     if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 4096):
         raise _fail(f"METADATA threads = {threads!r} is not an integer in 1..4096")
+    declared = meta.get("output_dtypes", {})
+    if not isinstance(declared, dict) or any(not isinstance(v, str) or v not in DECLARED_DTYPES
+                                             for v in declared.values()):
+        raise _fail(f"METADATA output_dtypes = {declared!r} is not a map of outputs to {sorted(DECLARED_DTYPES)}")
+    gemm = meta.get("gemm")
+    if gemm is not None and gemm not in ("native", "blas"):
+        raise _fail(f"METADATA gemm = {gemm!r} is not \"native\" or \"blas\"")
     arena = meta["arena_bytes"]
     if arena > max_arena_bytes:
         raise _fail(f"arena of {arena} bytes exceeds the limit of {max_arena_bytes} bytes")
@@ -318,6 +325,9 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 
         if br.consumers and not br.producers:
             raise _fail(f"barrier {i} has consumers but no producer (they would wait forever)")
     _check_acyclic(tasks, n_bar)
+    unknown = sorted(set(declared) - {o.name for o in outputs})
+    if unknown:
+        raise _fail(f"METADATA output_dtypes names {unknown}, which are not outputs")
     return Blob(constants=constants, buffers=buffers, tasks=tasks, barriers=barriers, inputs=inputs,
                 outputs=outputs, metadata=meta)
 

@@ -63,6 +63,8 @@ def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float)
     lower = _int_attr(module, "nnkiln.arena_lower_bound_bytes")
     meta = {"arena_bytes": max(arena or 0, arena_end), "arena_lower_bound_bytes": lower if lower is not None else 0,
             "target": target, "pipeline": pipeline, "compile_seconds": float(compile_seconds)}
+    if w.output_dtypes:
+        meta["output_dtypes"] = dict(w.output_dtypes)
     gemm = module.attributes.get("nnkiln.gemm")
     if isinstance(gemm, StringAttr):
         meta["gemm"] = gemm.data

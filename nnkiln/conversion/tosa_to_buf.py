@@ -182,7 +182,7 @@ def _program_const(data) -> ConstOp:  # noqa: ANN001
 def convert_function(func: FuncOp, views: bool, compile_program: ProgramCompiler) -> FuncOp:
     """The bufferized ``func`` (see the module docstring); ``compile_program`` compiles the programs of control-flow
     regions."""
-    from nnkiln.reference.interpreter import input_names, output_names
+    from nnkiln.reference.interpreter import DTYPE_ATTR, declared_dtypes, input_names, output_names
 
     old = func.body.block
     in_types = [memref_of(a.type) for a in old.args]
@@ -195,8 +195,10 @@ def convert_function(func: FuncOp, views: bool, compile_program: ProgramCompiler
         if o.name_hint:
             a.name_hint = o.name_hint
     names = input_names(func) + output_names(func)
-    arg_attrs = [DictionaryAttr({"nnkiln.name": StringAttr(n), "nnkiln.io": StringAttr(io)})
-                 for n, io in zip(names, ["input"] * len(in_args) + ["output"] * len(out_args))]
+    dtypes = [None] * len(in_args) + declared_dtypes(func)
+    arg_attrs = [DictionaryAttr({"nnkiln.name": StringAttr(n), "nnkiln.io": StringAttr(io),
+                                 **({DTYPE_ATTR: StringAttr(d)} if d else {})})
+                 for n, io, d in zip(names, ["input"] * len(in_args) + ["output"] * len(out_args), dtypes)]
     dest = _destinations(func, out_args)
     env: dict[SSAValue, SSAValue] = dict(zip(old.args, in_args))
     claimed: set[SSAValue] = set()  # output arguments some kernel writes

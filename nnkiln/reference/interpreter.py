@@ -45,11 +45,13 @@ from nnkiln.arrayfiles import load_inputs, save_outputs
 from nnkiln.dialects.tosa.base import Kind, kind_of
 from nnkiln.ir.elements import dtype_of
 from nnkiln.ir.errors import InputError, NotExecutableError, VerifyError
+from nnkiln.kinds import to_declared
 from nnkiln.reference.registry import KERNELS, Kernel, custom_kernel, load_kernels, make_call, register_custom
 
 load_kernels()
 
 NAME_ATTR = "nnkiln.name"
+DTYPE_ATTR = "nnkiln.dtype"
 """The ``arg_attrs``/``res_attrs`` key that names a function input or output."""
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -84,15 +86,20 @@ def custom_identifier(op: Operation) -> str | None:
 # Names of inputs and outputs
 
 
-def _dict_name(attrs: ArrayAttr | None, i: int) -> str | None:
+def _dict_name(attrs: ArrayAttr | None, i: int, key: str = NAME_ATTR) -> str | None:
     if attrs is None or i >= len(attrs.data):
         return None
     entry = attrs.data[i]
     if isinstance(entry, DictionaryAttr):
-        name = entry.data.get(NAME_ATTR)
+        name = entry.data.get(key)
         if isinstance(name, StringAttr):
             return name.data
     return None
+
+
+def declared_dtypes(func: FuncOp) -> list[str | None]:
+    """Per output, the element type the model declares (``nnkiln.dtype``) when TOSA computes it in another one."""
+    return [_dict_name(func.res_attrs, i, DTYPE_ATTR) for i in range(len(func.function_type.outputs.data))]
 
 
 def input_names(func: FuncOp) -> list[str]:
@@ -373,6 +380,7 @@ def run(module: ModuleOp, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         raise NotExecutableError(f"@{func.sym_name.data} returned {len(outs)} values for {len(names)} results")
     user_arrays = [a for a in inputs.values() if isinstance(a, np.ndarray)]
     outs = _owned_copies(outs, [*user_arrays, *args])
+    outs = [o if d is None else to_declared(o, d, n) for o, d, n in zip(outs, declared_dtypes(func), names)]
     return dict(zip(names, outs))
 
 

@@ -44,7 +44,7 @@ from nnkiln.blob.format import Blob, BufferDesc, ConstantStore, IODesc, Memory, 
 from nnkiln.blob.reader import decode
 from nnkiln.blob.writer import encode
 from nnkiln.errors import BlobError, InputError, NnkilnError
-from nnkiln.kinds import Kind
+from nnkiln.kinds import Kind, to_declared
 from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
 from nnkiln.runtime.direct import DirectRun, direct_run
 from nnkiln.runtime.kernels import TaskFn, build_task
@@ -115,6 +115,7 @@ class Executable:
         meta = blob.metadata
         self.input_names = [io.name for io in blob.inputs]
         self.output_names = [io.name for io in blob.outputs]
+        self._declared = sorted(meta.get("output_dtypes", {}).items())
         self._arena = aligned_empty(max(blob.arena_bytes, 1), np.uint8, PAGE)  # see nnkiln.alloc
         store = blob.constants if isinstance(blob.constants, ConstantStore) else None
         consts = constants_u8(blob) if store is None else None
@@ -210,7 +211,14 @@ class Executable:
     # -- running ----------------------------------------------------------------------------------
 
     def run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        """Execute on ``inputs`` (by name); returns the outputs by name (fresh arrays)."""
+        """Execute on ``inputs`` (by name); returns the outputs by name (fresh arrays), each with the element type
+        the model declares (the blob's metadata ``output_dtypes``: e.g. int64 computed in int32, converted exactly)."""
+        outs = self._run(inputs)
+        for name, dtype in self._declared:
+            outs[name] = to_declared(outs[name], dtype, name)
+        return outs
+
+    def _run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         if self._direct is not None:  # one chain, arrays that need no conversion: see runtime.direct
             outs = self._direct(inputs)
             if outs is not None:

@@ -32,6 +32,8 @@ from nnkiln.ir.elements import from_numpy
 from nnkiln.ir.errors import FrontendError, VerifyError
 
 NAME_ATTR = "nnkiln.name"
+DTYPE_ATTR = "nnkiln.dtype"
+"""The element type (numpy name) a model declares for an output computed in another TOSA type."""
 MAX_ELEMENTS = 1 << 32
 """Largest tensor a frontend may create (16 GiB of float32): a bigger one comes from a hostile or broken model
 (e.g. a pooling window of 10^9 padded around the input) and would exhaust memory when run."""
@@ -149,11 +151,17 @@ class GraphBuilder:
 
     # -- finishing --------------------------------------------------------------------------------
 
-    def finish(self, outputs: Sequence[tuple[str, SSAValue]], func_name: str = "main") -> ModuleOp:
-        """Return the module: ``func.func @main`` with named inputs and outputs."""
+    def finish(self, outputs: Sequence[tuple[str, SSAValue]], func_name: str = "main",
+               declared: Sequence[str | None] = ()) -> ModuleOp:
+        """Return the module: ``func.func @main`` with named inputs and outputs. ``declared``: per output, the
+        element type the model declares when it is not the one computing it (``DTYPE_ATTR``; ``kinds.to_declared``
+        converts at the boundary)."""
         self.builder.insert(ReturnOp(*[v for _, v in outputs]))
         ftype = ([a.type for a in self.block.args], [v.type for _, v in outputs])
         func = FuncOp(func_name, ftype, Region(self.block))
         func.arg_attrs = ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in self.input_names])
-        func.res_attrs = ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n, _ in outputs])
+        dtypes = list(declared) + [None] * (len(outputs) - len(declared))
+        func.res_attrs = ArrayAttr([
+            DictionaryAttr({NAME_ATTR: StringAttr(n), **({DTYPE_ATTR: StringAttr(d)} if d else {})})
+            for (n, _), d in zip(outputs, dtypes)])
         return ModuleOp([func])

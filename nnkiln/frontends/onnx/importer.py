@@ -254,7 +254,33 @@ class OnnxImporter:
             if v is None:
                 raise FrontendError(f"graph output '{out.name}' is not produced", file=self.file)
             outputs.append((out.name, self.materialize(v)))
-        return self.g.finish(outputs)
+        return self.g.finish(outputs, declared=[self._declared_dtype(o, v) for o, (_, v) in zip(graph.output, outputs)])
+
+    def _declared_dtype(self, vi: Any, value: Any) -> str | None:
+        """The numpy name of the element type graph output ``vi`` declares, when the TOSA value computing it has
+        another one of the same family (int64 computed in int32, float64 in float32), else None."""
+        from onnx import helper
+
+        from nnkiln.dialects.tosa.base import kind_of
+        from nnkiln.kinds import DECLARED_DTYPES
+
+        elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
+        if not elem:
+            return None
+        try:
+            declared = np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name
+        except (KeyError, TypeError, ValueError):
+            return None
+        kind = kind_of(value.type)
+        computed = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "u8": "uint8", "u16": "uint16",
+                    "f16": "float16", "f32": "float32"}.get(kind.value if kind is not None else "")
+        if declared not in DECLARED_DTYPES or computed is None or declared == computed:
+            return None
+        # the same family only: a model declaring another (a bool mask as float) is malformed, and onnxruntime
+        # refuses it; the computed type stays
+        same = np.dtype(declared).kind in "iu" and np.dtype(computed).kind in "iu" or (declared, computed) == (
+            "float64", "float32")
+        return declared if same else None
 
     def _warn_float64(self, graph: Any) -> None:
         """One warning naming the float64 inputs, outputs and casts, which run in float32."""
