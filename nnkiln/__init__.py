@@ -60,14 +60,16 @@ __all__ = [
 ]
 
 
-def load(path: str, shapes=None):  # noqa: ANN001, ANN201 - returns an xDSL ModuleOp
+def load(path: str, shapes=None, constants=None):  # noqa: ANN001, ANN201 - returns an xDSL ModuleOp
     """Import a model (``.mlir``, ``.onnx``, ...) as a verified ``tosa``-level module.
 
-    ``shapes`` binds symbolic input dimensions: ``{"input": [1, 3, 224, 224]}``.
+    ``shapes`` binds symbolic input dimensions: ``{"input": [1, 3, 224, 224]}``. ``constants`` binds ONNX graph
+    inputs to values, e.g. ``{"axes": np.array([1])}``: inputs whose values TOSA's static shapes need at import
+    (shape, axes, pads, sizes, k, ...); they are then no longer inputs of the module.
     """
     from nnkiln.frontends import load as _load
 
-    return _load(path, shapes)
+    return _load(path, shapes, constants)
 
 
 def parse(text: str, filename: str = "<input>"):  # noqa: ANN201 - returns an xDSL ModuleOp

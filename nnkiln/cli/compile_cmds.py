@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from nnkiln.errors import InputError, NnkilnError
 
@@ -46,6 +47,8 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--queues", type=positive_int, default=None, help="executor queues to spread tasks over (inter-op "
                    "parallelism; default 1: the kernels use the threads)")
     p.add_argument("--shape", action="append", default=[], help="bind input dims: name=1,3,224,224")
+    p.add_argument("--const", action="append", default=[], metavar="NAME=V0,V1,...|NAME=FILE.npy",
+                   help="bind an input's value (ONNX shape, axes, pads ... inputs): it is then no longer an input")
     p.add_argument("--print-ir-after-all", action="store_true")
     p.add_argument("--timing", action="store_true", help="print the time of each pass")
     p.add_argument("--emit", choices=("blob", "rt"), default="blob")
@@ -77,6 +80,30 @@ def parse_shapes(specs: Sequence[str] | None) -> dict[str, list[int]]:
     return out
 
 
+def parse_consts(specs: Sequence[str] | None) -> dict[str, Any]:
+    """``--const NAME=V0,V1,...`` (integers, or floats when one has a point or exponent) or ``--const NAME=FILE.npy``
+    options as a name -> array mapping (``nnkiln.load``'s ``constants``)."""
+    import numpy as np
+
+    out: dict[str, Any] = {}
+    for spec in specs or []:
+        name, sep, value = spec.partition("=")
+        if not sep or not name or not value:
+            raise InputError(f"--const {spec!r}: expected NAME=V0,V1,... or NAME=FILE.npy (e.g. axes=1 or shape=2,-1)")
+        if value.endswith(".npy"):
+            from nnkiln.arrayfiles import load_inputs
+
+            out[name] = load_inputs([f"{name}={value}"])[name]
+            continue
+        items = [v for v in value.split(",") if v]
+        try:
+            floats = any(c in v for v in items for c in ".eE") and not all(v.lstrip("-").isdigit() for v in items)
+            out[name] = np.array([float(v) if floats else int(v) for v in items], np.float32 if floats else np.int64)
+        except ValueError:
+            raise InputError(f"--const {spec!r}: {value!r} is not a list of numbers or a .npy file") from None
+    return out
+
+
 def _compile(args: argparse.Namespace) -> int:
     import time
 
@@ -85,7 +112,7 @@ def _compile(args: argparse.Namespace) -> int:
     from nnkiln.conversion.rt_to_blob import blob_and_bytes_from_module
 
     start = time.perf_counter()
-    module = nnkiln.load(args.model, parse_shapes(args.shape) or None)
+    module = nnkiln.load(args.model, parse_shapes(args.shape) or None, parse_consts(args.const) or None)
     rt = compile_to_rt(module, args.target, args.pipeline, args.threads, queues=args.queues,
                        print_ir_after_all=args.print_ir_after_all, timing=args.timing)
     if args.emit == "rt":
@@ -238,4 +265,4 @@ def run_main(argv: Sequence[str]) -> int:
     return _guard(_run, run_parser().parse_args(list(argv)))
 
 
-__all__ = ["compile_main", "inspect_main", "parse_shapes", "run_main"]
+__all__ = ["compile_main", "inspect_main", "parse_consts", "parse_shapes", "run_main"]

@@ -150,11 +150,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     from nnkiln.frontends import load
     from nnkiln.ir.text import print_module
 
-    module = load(args.model, _parse_shapes(args.shape))
+    module = load(args.model, _parse_shapes(args.shape), _parse_consts(args.const))
     _write(args.output, print_module(module, generic=args.generic))
     if args.output not in (None, "-"):
         print(f"{args.model}: imported to {args.output}")
     return 0
+
+
+def _parse_consts(specs: Sequence[str] | None) -> dict | None:
+    from nnkiln.cli.compile_cmds import parse_consts
+
+    return parse_consts(specs) or None
 
 
 def _shapes_of_symbolic_inputs(path: str, inputs: dict) -> dict[str, list[int]]:
@@ -180,8 +186,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     reference interpreter. The shapes of the arrays given with ``--input`` bind the model's input
     shapes unless ``--shape`` does."""
     if args.file.endswith(".kiln"):  # a compiled blob: the runtime, not the reference interpreter
-        if args.shape or args.reference:
-            raise InputError(f"{args.file}: --shape and --reference apply to models, not to compiled blobs")
+        if args.shape or args.reference or args.const:
+            raise InputError(f"{args.file}: --shape, --const and --reference apply to models, not to compiled blobs")
         from nnkiln.cli.compile_cmds import run_main
 
         argv = [args.file, *[f"--input={i}" for i in args.input or []]]
@@ -200,10 +206,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from nnkiln.runtime.io import report_outputs
 
     inputs = load_inputs(args.input or [])
+    consts = _parse_consts(args.const)
+    both = sorted(set(inputs) & set(consts or {}))
+    if both:
+        raise InputError(f"{args.file}: {', '.join(both)} given both as --input and as --const")
     shapes = _parse_shapes(args.shape)
     if detect_format(args.file) == "onnx":
         shapes = {**_shapes_of_symbolic_inputs(args.file, inputs), **shapes}
-    module = load(args.file, shapes or None)
+    module = load(args.file, shapes or None, consts)
     if args.reference:
         from nnkiln.reference import interpreter
 
@@ -298,6 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("model")
     imp.add_argument("-o", "--output", default=None)
     imp.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="bind an input's symbolic shape")
+    imp.add_argument("--const", action="append", metavar="NAME=V0,V1,...|NAME=FILE.npy",
+                     help="bind an input's value (ONNX shape, axes, pads ... inputs)")
     imp.add_argument("--generic", action="store_true", help="print the generic op form")
     imp.set_defaults(fn=cmd_import)
 
@@ -308,6 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--random-inputs", action="store_true", help="random values for inputs not given")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--shape", action="append", metavar="NAME=D0,D1,...", help="bind an input's symbolic shape")
+    run.add_argument("--const", action="append", metavar="NAME=V0,V1,...|NAME=FILE.npy",
+                     help="bind an input's value (ONNX shape, axes, pads ... inputs)")
     run.add_argument("-o", "--output", default=None, help="save outputs (.npz, or .npy for one output)")
     run.add_argument("--print-values", action="store_true")
     run.add_argument("--threads", type=_positive_int, default=None, help="cpu threads (default: the blob's, or "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
@@ -34,16 +35,22 @@ def detect_format(path: str) -> str:
     raise InputError(f"{path}: unknown model format (expected .mlir, .onnx, an NNEF folder or .tgz)")
 
 
-def load(path: str, shapes: Mapping[str, Sequence[int]] | None = None) -> ModuleOp:
-    """Import a model file of any supported format as a verified ``tosa``-level module."""
+def load(path: str, shapes: Mapping[str, Sequence[int]] | None = None,
+         constants: Mapping[str, Any] | None = None) -> ModuleOp:
+    """Import a model file of any supported format as a verified ``tosa``-level module. ``constants`` binds graph
+    inputs to values (ONNX: shape, axes, pads, sizes ... that TOSA's static shapes need at import); they are then
+    no longer inputs."""
     from nnkiln.ir.collector import fewer_collections
 
     with fewer_collections():
-        return _load(path, shapes)
+        return _load(path, shapes, constants)
 
 
-def _load(path: str, shapes: Mapping[str, Sequence[int]] | None) -> ModuleOp:
+def _load(path: str, shapes: Mapping[str, Sequence[int]] | None, constants: Mapping[str, Any] | None = None
+          ) -> ModuleOp:
     fmt = detect_format(path)
+    if constants and fmt != "onnx":
+        raise InputError(f"{path}: constants= binds inputs of ONNX models; this is a {fmt} model")
     if fmt == "mlir":
         from nnkiln.ir.text import parse_module_file
         from nnkiln.ir.verify import verify_module
@@ -54,7 +61,7 @@ def _load(path: str, shapes: Mapping[str, Sequence[int]] | None) -> ModuleOp:
     if fmt == "onnx":
         from nnkiln.frontends.onnx import load_onnx
 
-        return load_onnx(path, shapes)
+        return load_onnx(path, shapes, constants)
     if fmt == "nnef":
         try:
             from nnkiln.frontends.nnef import load_nnef  # type: ignore[attr-defined]

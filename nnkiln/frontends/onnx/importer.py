@@ -179,7 +179,15 @@ class NodeContext:
         v = self.input(i)
         if v.const is None:
             label = f" ({what})" if what else ""
-            err = self.error(f"input {i}{label} must be a constant (initializer or computable at import); dynamic values are not supported")
+            value = self.node.input[i]
+            if value in self.importer.graph_inputs:
+                how = (f"; it is the graph input '{value}': bind its value with nnkiln.load(path, "
+                       f"constants={{'{value}': array}}) or --const {value}=1,2,3 (or =values.npy)")
+            else:
+                how = ("; if it is computed from graph inputs, bind those with nnkiln.load(path, constants=...) or "
+                       "--const NAME=1,2,3")
+            err = self.error(f"input {i}{label} must be a constant (initializer or computable at import): dynamic "
+                             f"values are not supported{how}")
             err.value_name = self.node.input[i]  # type: ignore[attr-defined]  (lets callers specialise on it)
             raise err
         return v.const
@@ -204,6 +212,7 @@ class OnnxImporter:
         self.file = model.path
         self.shapes = {k: tuple(int(d) for d in v) for k, v in (shapes or {}).items()}
         self.constants = {k: np.asarray(v) for k, v in (constants or {}).items()}
+        self.graph_inputs: set[str] = set()
         self.values: dict[str, TensorValue | None] = {}
         self.node_index = 0
         self.g: GraphBuilder | None = None
@@ -222,6 +231,7 @@ class OnnxImporter:
         self._unsupported = self._find_unsupported(graph, LOWERINGS)
         init_names = {t.name for t in graph.initializer}
         graph_inputs = {i.name for i in graph.input if i.name not in init_names}
+        self.graph_inputs = graph_inputs
         unknown = (set(self.shapes) | set(self.constants)) - graph_inputs
         if unknown:
             raise FrontendError(f"shapes or constants given for unknown inputs {sorted(unknown)}", file=self.file)
