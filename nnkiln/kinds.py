@@ -74,3 +74,26 @@ def to_declared(array: object, dtype: str, name: str) -> object:
         if lo < info.min or hi > info.max:
             raise NnkilnError(f"output '{name}' holds values in [{lo}, {hi}], outside the {dtype} the model declares")
     return a.astype(target)
+
+
+def without_ignored_inputs(inputs: object, ignored: list[tuple[str, str, tuple[int, ...]]]) -> object:
+    """``inputs`` (a mapping by name) without the declared inputs the program does not read (``ignored``: name,
+    numpy dtype, shape; a zero-size input carries no data), after checking the shape and element type family of
+    each one given: a model's every declared input is accepted, never silently a wrong one."""
+    import numpy as np
+
+    from nnkiln.errors import InputError
+
+    if not ignored:
+        return inputs
+    names = {name for name, _, _ in ignored}
+    for name, dtype, shape in ignored:
+        if name not in inputs:  # type: ignore[operator]
+            continue
+        a = np.asarray(inputs[name])  # type: ignore[index]
+        want = np.dtype(dtype)
+        family = {"b": "b", "i": "iu", "u": "iu", "f": "f"}
+        if tuple(a.shape) != tuple(shape) or a.dtype.kind not in family.get(want.kind, want.kind):
+            raise InputError(f"input '{name}' has shape {list(a.shape)} and dtype {a.dtype}, but the model declares "
+                             f"{list(shape)} {dtype}")
+    return {k: v for k, v in inputs.items() if k not in names}  # type: ignore[attr-defined]

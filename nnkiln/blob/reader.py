@@ -189,6 +189,13 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 
     if not isinstance(declared, dict) or any(not isinstance(v, str) or v not in DECLARED_DTYPES
                                              for v in declared.values()):
         raise _fail(f"METADATA output_dtypes = {declared!r} is not a map of outputs to {sorted(DECLARED_DTYPES)}")
+    ignored = meta.get("ignored_inputs", [])
+    if not isinstance(ignored, list) or any(
+            not isinstance(e, dict) or not isinstance(e.get("name"), str) or e.get("dtype") not in DECLARED_DTYPES
+            or not isinstance(e.get("shape"), list) or len(e["shape"]) > MAX_RANK
+            or any(not isinstance(d, int) or isinstance(d, bool) or not 0 <= d < MAX_DIM for d in e["shape"])
+            for e in ignored):
+        raise _fail(f"METADATA ignored_inputs = {ignored!r} is not a list of {{name, dtype, shape}}")
     gemm = meta.get("gemm")
     if gemm is not None and gemm not in ("native", "blas"):
         raise _fail(f"METADATA gemm = {gemm!r} is not \"native\" or \"blas\"")

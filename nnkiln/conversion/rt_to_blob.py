@@ -65,6 +65,11 @@ def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float)
             "target": target, "pipeline": pipeline, "compile_seconds": float(compile_seconds)}
     if w.output_dtypes:
         meta["output_dtypes"] = dict(w.output_dtypes)
+    from nnkiln.reference.interpreter import ignored_inputs
+
+    ignored = ignored_inputs(module)
+    if ignored:
+        meta["ignored_inputs"] = [{"name": n, "dtype": d, "shape": list(s)} for n, d, s in ignored]
     gemm = module.attributes.get("nnkiln.gemm")
     if isinstance(gemm, StringAttr):
         meta["gemm"] = gemm.data

@@ -45,13 +45,16 @@ from nnkiln.arrayfiles import load_inputs, save_outputs
 from nnkiln.dialects.tosa.base import Kind, kind_of
 from nnkiln.ir.elements import dtype_of
 from nnkiln.ir.errors import InputError, NotExecutableError, VerifyError
-from nnkiln.kinds import to_declared
+from nnkiln.kinds import to_declared, without_ignored_inputs
 from nnkiln.reference.registry import KERNELS, Kernel, custom_kernel, load_kernels, make_call, register_custom
 
 load_kernels()
 
 NAME_ATTR = "nnkiln.name"
 DTYPE_ATTR = "nnkiln.dtype"
+IGNORED_INPUTS_ATTR = "nnkiln.ignored_inputs"
+"""Module attribute: declared inputs the program does not read (zero-size ones), each ``{name, dtype, shape}``:
+accepted, checked and ignored (``kinds.without_ignored_inputs``)."""
 """The ``arg_attrs``/``res_attrs`` key that names a function input or output."""
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -95,6 +98,20 @@ def _dict_name(attrs: ArrayAttr | None, i: int, key: str = NAME_ATTR) -> str | N
         if isinstance(name, StringAttr):
             return name.data
     return None
+
+
+def ignored_inputs(module: ModuleOp) -> list[tuple[str, str, tuple[int, ...]]]:
+    """The module's ``IGNORED_INPUTS_ATTR`` entries as ``(name, numpy dtype, shape)``."""
+    attr = module.attributes.get(IGNORED_INPUTS_ATTR)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    out = []
+    for d in attr.data:
+        if isinstance(d, DictionaryAttr):
+            name, dtype, shape = d.data.get("name"), d.data.get("dtype"), d.data.get("shape")
+            if isinstance(name, StringAttr) and isinstance(dtype, StringAttr) and shape is not None:
+                out.append((name.data, dtype.data, tuple(int(v) for v in shape.get_values())))  # type: ignore[attr-defined]
+    return out
 
 
 def declared_dtypes(func: FuncOp) -> list[str | None]:
@@ -372,7 +389,7 @@ def run(module: ModuleOp, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
     func = entry_function(module)
     _verify(module)
-    args = bind_inputs(func, inputs)
+    args = bind_inputs(func, without_ignored_inputs(inputs, ignored_inputs(module)))
     names = output_names(func)
     interp = Interpreter()
     outs = interp.run_block(func.body.blocks[0], args, None)

@@ -44,7 +44,7 @@ from nnkiln.blob.format import Blob, BufferDesc, ConstantStore, IODesc, Memory, 
 from nnkiln.blob.reader import decode
 from nnkiln.blob.writer import encode
 from nnkiln.errors import BlobError, InputError, NnkilnError
-from nnkiln.kinds import Kind, to_declared
+from nnkiln.kinds import Kind, to_declared, without_ignored_inputs
 from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
 from nnkiln.runtime.direct import DirectRun, direct_run
 from nnkiln.runtime.kernels import TaskFn, build_task
@@ -116,6 +116,8 @@ class Executable:
         self.input_names = [io.name for io in blob.inputs]
         self.output_names = [io.name for io in blob.outputs]
         self._declared = sorted(meta.get("output_dtypes", {}).items())
+        self.ignored_inputs = [(e["name"], e["dtype"], tuple(e["shape"])) for e in meta.get("ignored_inputs", [])]
+        """Declared inputs the program does not read (zero-size ones): ``run`` accepts them, checks and ignores them."""
         self._arena = aligned_empty(max(blob.arena_bytes, 1), np.uint8, PAGE)  # see nnkiln.alloc
         store = blob.constants if isinstance(blob.constants, ConstantStore) else None
         consts = constants_u8(blob) if store is None else None
@@ -213,7 +215,7 @@ class Executable:
     def run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Execute on ``inputs`` (by name); returns the outputs by name (fresh arrays), each with the element type
         the model declares (the blob's metadata ``output_dtypes``: e.g. int64 computed in int32, converted exactly)."""
-        outs = self._run(inputs)
+        outs = self._run(without_ignored_inputs(inputs, self.ignored_inputs))  # type: ignore[arg-type]
         for name, dtype in self._declared:
             outs[name] = to_declared(outs[name], dtype, name)
         return outs

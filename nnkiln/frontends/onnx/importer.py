@@ -32,7 +32,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
@@ -40,6 +40,7 @@ from nnkiln.errors import warn
 from nnkiln.frontends.common.graph import GraphBuilder
 from nnkiln.frontends.onnx.reader import OnnxModel, read_model, tensor_to_numpy
 from nnkiln.ir.errors import FrontendError, NnkilnError
+from nnkiln.reference.interpreter import IGNORED_INPUTS_ATTR
 
 # ONNX TensorProto element types → (numpy dtype of constants, TOSA kind of run-time values)
 _ONNX_TYPES: dict[int, tuple[Any, Kind | None]] = {
@@ -213,6 +214,7 @@ class OnnxImporter:
         self.shapes = {k: tuple(int(d) for d in v) for k, v in (shapes or {}).items()}
         self.constants = {k: np.asarray(v) for k, v in (constants or {}).items()}
         self.graph_inputs: set[str] = set()
+        self.ignored_inputs: list[tuple[str, str, tuple[int, ...]]] = []
         self.values: dict[str, TensorValue | None] = {}
         self.node_index = 0
         self.g: GraphBuilder | None = None
@@ -245,8 +247,10 @@ class OnnxImporter:
                 continue
             empty = self._empty_input(vi)
             if empty is not None:
-                # A zero-size tensor carries no data: its value is known from its type alone.
+                # A zero-size tensor carries no data: its value is known from its type alone. It stays a declared
+                # input that programs accept and ignore (IGNORED_INPUTS_ATTR).
                 self.values[vi.name] = TensorValue.constant(empty)
+                self.ignored_inputs.append((vi.name, empty.dtype.name, tuple(empty.shape)))
             else:
                 inputs.append((vi.name, self._input_type(vi)))
         self.g = GraphBuilder(self.file, inputs)
@@ -264,7 +268,12 @@ class OnnxImporter:
             if v is None:
                 raise FrontendError(f"graph output '{out.name}' is not produced", file=self.file)
             outputs.append((out.name, self.materialize(v)))
-        return self.g.finish(outputs, declared=[self._declared_dtype(o, v) for o, (_, v) in zip(graph.output, outputs)])
+        module = self.g.finish(outputs, declared=[self._declared_dtype(o, v) for o, (_, v) in zip(graph.output, outputs)])
+        if self.ignored_inputs:
+            module.attributes[IGNORED_INPUTS_ATTR] = ArrayAttr([DictionaryAttr({
+                "name": StringAttr(n), "dtype": StringAttr(d), "shape": DenseArrayBase.from_list(i64, list(s))})
+                for n, d, s in self.ignored_inputs])
+        return module
 
     def _declared_dtype(self, vi: Any, value: Any) -> str | None:
         """The numpy name of the element type graph output ``vi`` declares, when the TOSA value computing it has
