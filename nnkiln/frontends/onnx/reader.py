@@ -177,7 +177,9 @@ def read_model(path: str) -> OnnxModel:
     if opset == 0:
         opset = 1 if not model.opset_import else 0
         if opset == 0:
-            raise FrontendError("the model imports no version of the default ONNX domain", file=path)
+            domains = ", ".join(sorted({imp.domain for imp in model.opset_import}))
+            raise FrontendError(f"the model imports no version of the default ONNX domain, only {domains}: models "
+                                "of other domains alone are not supported", file=path)
     inline = None
     if stripped:
         import secrets
