@@ -97,3 +97,17 @@ def without_ignored_inputs(inputs: object, ignored: list[tuple[str, str, tuple[i
             raise InputError(f"input '{name}' has shape {list(a.shape)} and dtype {a.dtype}, but the model declares "
                              f"{list(shape)} {dtype}")
     return {k: v for k, v in inputs.items() if k not in names}  # type: ignore[attr-defined]
+
+
+def with_empty_outputs(outputs: dict, empty: list[tuple[str, str, tuple[int, ...], int]]) -> dict:
+    """``outputs`` (by name, in program order) with the model's zero-size outputs put back at their declared
+    positions (``empty``: name, numpy dtype, shape, position among all outputs). A zero-size tensor carries no data,
+    so the program does not compute it (TOSA has no zero-size tensors); its value is known from its type."""
+    import numpy as np
+
+    if not empty:
+        return outputs
+    ordered = list(outputs.items())
+    for name, dtype, shape, index in sorted(empty, key=lambda e: e[3]):
+        ordered.insert(min(index, len(ordered)), (name, np.zeros(shape, dtype=np.dtype(dtype))))
+    return dict(ordered)

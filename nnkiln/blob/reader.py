@@ -196,6 +196,14 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 
             or any(not isinstance(d, int) or isinstance(d, bool) or not 0 <= d < MAX_DIM for d in e["shape"])
             for e in ignored):
         raise _fail(f"METADATA ignored_inputs = {ignored!r} is not a list of {{name, dtype, shape}}")
+    empty = meta.get("empty_outputs", [])
+    if not isinstance(empty, list) or any(
+            not isinstance(e, dict) or not isinstance(e.get("name"), str) or e.get("dtype") not in DECLARED_DTYPES
+            or not isinstance(e.get("index"), int) or isinstance(e.get("index"), bool) or not 0 <= e["index"] < 1 << 20
+            or not isinstance(e.get("shape"), list) or not 0 < len(e["shape"]) <= MAX_RANK or 0 not in e["shape"]
+            or any(not isinstance(d, int) or isinstance(d, bool) or not 0 <= d < MAX_DIM for d in e["shape"])
+            for e in empty):
+        raise _fail(f"METADATA empty_outputs = {empty!r} is not a list of {{name, dtype, shape with a 0, index}}")
     gemm = meta.get("gemm")
     if gemm is not None and gemm not in ("native", "blas"):
         raise _fail(f"METADATA gemm = {gemm!r} is not \"native\" or \"blas\"")

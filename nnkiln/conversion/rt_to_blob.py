@@ -65,11 +65,14 @@ def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float)
             "target": target, "pipeline": pipeline, "compile_seconds": float(compile_seconds)}
     if w.output_dtypes:
         meta["output_dtypes"] = dict(w.output_dtypes)
-    from nnkiln.reference.interpreter import ignored_inputs
+    from nnkiln.reference.interpreter import empty_outputs, ignored_inputs
 
     ignored = ignored_inputs(module)
     if ignored:
         meta["ignored_inputs"] = [{"name": n, "dtype": d, "shape": list(s)} for n, d, s in ignored]
+    empty = empty_outputs(module)
+    if empty:
+        meta["empty_outputs"] = [{"name": n, "dtype": d, "shape": list(s), "index": i} for n, d, s, i in empty]
     gemm = module.attributes.get("nnkiln.gemm")
     if isinstance(gemm, StringAttr):
         meta["gemm"] = gemm.data

@@ -35,7 +35,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
@@ -45,7 +45,7 @@ from nnkiln.arrayfiles import load_inputs, save_outputs
 from nnkiln.dialects.tosa.base import Kind, kind_of
 from nnkiln.ir.elements import dtype_of
 from nnkiln.ir.errors import InputError, NotExecutableError, VerifyError
-from nnkiln.kinds import to_declared, without_ignored_inputs
+from nnkiln.kinds import to_declared, with_empty_outputs, without_ignored_inputs
 from nnkiln.reference.registry import KERNELS, Kernel, custom_kernel, load_kernels, make_call, register_custom
 
 load_kernels()
@@ -55,6 +55,10 @@ DTYPE_ATTR = "nnkiln.dtype"
 IGNORED_INPUTS_ATTR = "nnkiln.ignored_inputs"
 """Module attribute: declared inputs the program does not read (zero-size ones), each ``{name, dtype, shape}``:
 accepted, checked and ignored (``kinds.without_ignored_inputs``)."""
+EMPTY_OUTPUTS_ATTR = "nnkiln.empty_outputs"
+"""Module attribute: declared outputs of zero size, each ``{name, dtype, shape, index}`` (index: the position among
+all the model's outputs). The program does not compute them; their value is known from the type
+(``kinds.with_empty_outputs``)."""
 """The ``arg_attrs``/``res_attrs`` key that names a function input or output."""
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -100,18 +104,29 @@ def _dict_name(attrs: ArrayAttr | None, i: int, key: str = NAME_ATTR) -> str | N
     return None
 
 
-def ignored_inputs(module: ModuleOp) -> list[tuple[str, str, tuple[int, ...]]]:
-    """The module's ``IGNORED_INPUTS_ATTR`` entries as ``(name, numpy dtype, shape)``."""
-    attr = module.attributes.get(IGNORED_INPUTS_ATTR)
+def _zero_size_entries(module: ModuleOp, key: str) -> list[tuple[str, str, tuple[int, ...], int]]:
+    """The module attribute ``key``'s ``{name, dtype, shape[, index]}`` entries as tuples (index -1 if absent)."""
+    attr = module.attributes.get(key)
     if not isinstance(attr, ArrayAttr):
         return []
     out = []
     for d in attr.data:
         if isinstance(d, DictionaryAttr):
-            name, dtype, shape = d.data.get("name"), d.data.get("dtype"), d.data.get("shape")
+            name, dtype, shape, index = (d.data.get(k) for k in ("name", "dtype", "shape", "index"))
             if isinstance(name, StringAttr) and isinstance(dtype, StringAttr) and shape is not None:
-                out.append((name.data, dtype.data, tuple(int(v) for v in shape.get_values())))  # type: ignore[attr-defined]
+                out.append((name.data, dtype.data, tuple(int(v) for v in shape.get_values()),  # type: ignore[attr-defined]
+                            index.value.data if isinstance(index, IntegerAttr) else -1))
     return out
+
+
+def ignored_inputs(module: ModuleOp) -> list[tuple[str, str, tuple[int, ...]]]:
+    """The module's ``IGNORED_INPUTS_ATTR`` entries as ``(name, numpy dtype, shape)``."""
+    return [e[:3] for e in _zero_size_entries(module, IGNORED_INPUTS_ATTR)]
+
+
+def empty_outputs(module: ModuleOp) -> list[tuple[str, str, tuple[int, ...], int]]:
+    """The module's ``EMPTY_OUTPUTS_ATTR`` entries as ``(name, numpy dtype, shape, position among the outputs)``."""
+    return _zero_size_entries(module, EMPTY_OUTPUTS_ATTR)
 
 
 def declared_dtypes(func: FuncOp) -> list[str | None]:
@@ -398,7 +413,7 @@ def run(module: ModuleOp, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
     user_arrays = [a for a in inputs.values() if isinstance(a, np.ndarray)]
     outs = _owned_copies(outs, [*user_arrays, *args])
     outs = [o if d is None else to_declared(o, d, n) for o, d, n in zip(outs, declared_dtypes(func), names)]
-    return dict(zip(names, outs))
+    return with_empty_outputs(dict(zip(names, outs)), empty_outputs(module))
 
 
 __all__ = [

@@ -44,7 +44,7 @@ from nnkiln.blob.format import Blob, BufferDesc, ConstantStore, IODesc, Memory, 
 from nnkiln.blob.reader import decode
 from nnkiln.blob.writer import encode
 from nnkiln.errors import BlobError, InputError, NnkilnError
-from nnkiln.kinds import Kind, to_declared, without_ignored_inputs
+from nnkiln.kinds import Kind, to_declared, with_empty_outputs, without_ignored_inputs
 from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
 from nnkiln.runtime.direct import DirectRun, direct_run
 from nnkiln.runtime.kernels import TaskFn, build_task
@@ -118,6 +118,9 @@ class Executable:
         self._declared = sorted(meta.get("output_dtypes", {}).items())
         self.ignored_inputs = [(e["name"], e["dtype"], tuple(e["shape"])) for e in meta.get("ignored_inputs", [])]
         """Declared inputs the program does not read (zero-size ones): ``run`` accepts them, checks and ignores them."""
+        self.empty_outputs = [(e["name"], e["dtype"], tuple(e["shape"]), e["index"])
+                              for e in meta.get("empty_outputs", [])]
+        """Declared outputs of zero size (name, dtype, shape, position): not computed, ``run`` returns them empty."""
         self._arena = aligned_empty(max(blob.arena_bytes, 1), np.uint8, PAGE)  # see nnkiln.alloc
         store = blob.constants if isinstance(blob.constants, ConstantStore) else None
         consts = constants_u8(blob) if store is None else None
@@ -218,7 +221,7 @@ class Executable:
         outs = self._run(without_ignored_inputs(inputs, self.ignored_inputs))  # type: ignore[arg-type]
         for name, dtype in self._declared:
             outs[name] = to_declared(outs[name], dtype, name)
-        return outs
+        return with_empty_outputs(outs, self.empty_outputs)
 
     def _run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         if self._direct is not None:  # one chain, arrays that need no conversion: see runtime.direct

@@ -73,3 +73,47 @@ def test_constants_for_a_model_that_is_not_onnx(tmp_path: Path) -> None:
     path.write_text('func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n  func.return %x : tensor<2xf32>\n}\n')
     with pytest.raises(InputError, match="constants= binds inputs of ONNX models"):
         nnkiln.load(str(path), constants={"x": np.zeros(2, np.float32)})
+
+
+def _derived_model(path: Path) -> None:
+    """y = reshape(x, concat(n + 1, [-1])): the shape is computed from the graph input ``n``."""
+    nodes = [oh.make_node("Add", ["n", "one"], ["n1"]), oh.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+             oh.make_node("Reshape", ["x", "shape"], ["y"])]
+    inits = [oh.make_tensor("one", TP.INT64, [1], [1]), oh.make_tensor("minus1", TP.INT64, [1], [-1])]
+    g = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", TP.FLOAT, [3, 4]),
+                                   oh.make_tensor_value_info("n", TP.INT64, [1])],
+                      [oh.make_tensor_value_info("y", TP.FLOAT, None)], inits)
+    onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 18)]), path)
+
+
+def test_a_shape_computed_from_an_input_names_that_input(tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    _derived_model(path)
+    with pytest.raises(FrontendError, match=r"input 1 \(shape\) must be a constant.*computed from graph input\(s\) "
+                                            r"'n': bind its value with nnkiln.load\(path, constants=\{'n': array\}\)") as e:
+        nnkiln.load(str(path))
+    assert e.value.value_name == "n"  # type: ignore[attr-defined]
+    n = np.array([1], np.int64)
+    want = ort.InferenceSession(str(path)).run(None, {"x": X, "n": n})[0]
+    module = nnkiln.load(str(path), constants={"n": n})
+    for got in (nnkiln.reference.run(module, {"x": X})["y"], nnkiln.compile(module, threads=1).run({"x": X})["y"]):
+        assert got.dtype == want.dtype and got.shape == want.shape == (2, 6)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_data_dependent_shape_names_the_input_that_decides_it(tmp_path: Path) -> None:
+    """Compress's output shape depends on the condition's values: bound, the data stays a run-time input."""
+    path = tmp_path / "m.onnx"
+    g = oh.make_graph([oh.make_node("Compress", ["x", "keep"], ["y"], axis=1)], "g",
+                      [oh.make_tensor_value_info("x", TP.FLOAT, [3, 4]), oh.make_tensor_value_info("keep", TP.BOOL, [4])],
+                      [oh.make_tensor_value_info("y", TP.FLOAT, None)])
+    onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 18)]), path)
+    with pytest.raises(FrontendError, match=r"input 1 \(condition\) must be a constant.*output shape depends on its "
+                                            r"values.*graph input 'keep'"):
+        nnkiln.load(str(path))
+    keep = np.array([True, False, True, True])
+    want = ort.InferenceSession(str(path)).run(None, {"x": X, "keep": keep})[0]
+    module = nnkiln.load(str(path), constants={"keep": keep})
+    got = nnkiln.compile(module, threads=1).run({"x": X})["y"]
+    assert got.dtype == want.dtype and got.shape == want.shape == (3, 3)
+    np.testing.assert_array_equal(got, want)

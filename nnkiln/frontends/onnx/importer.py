@@ -15,7 +15,11 @@ Inputs whose values the caller fixes (``constants=``) become import-time constan
 shapes are static, so shape-deciding inputs (Reshape's shape, Reduce axes, ...) must be known.
 
 Inputs with a zero-size dimension carry no data (TOSA has no zero-size tensors, spec §1.8.1): they
-become import-time constants (empty arrays) and are not arguments of the imported function.
+become import-time constants (empty arrays) and are not arguments of the imported function; zero-size values in
+the graph and zero-size outputs are handled at import too (``nnkiln.frontends.onnx.zero_size``).
+
+A node input that must be known at import (a shape, axes, a data-dependent output shape) and is not gets an error
+naming the graph inputs it is computed from and how to bind them (``must_be_constant``).
 
 Types: TOSA 0.30 has no 64-bit integers. ONNX ``int64`` tensors computed at run time (indices, ArgMax
 results, shapes of dynamic values) are carried as ``i32``; constants keep their int64 values at import
@@ -32,15 +36,30 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
 from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type, kind_of
 from nnkiln.errors import warn
 from nnkiln.frontends.common.graph import GraphBuilder
 from nnkiln.frontends.onnx.reader import OnnxModel, read_model, tensor_to_numpy
+from nnkiln.frontends.onnx.zero_size import (
+    ZeroSizeError,
+    empty_results,
+    has_zero_size_input,
+    lower_zero_size,
+)
 from nnkiln.ir.errors import FrontendError, NnkilnError
-from nnkiln.reference.interpreter import IGNORED_INPUTS_ATTR
+from nnkiln.reference.interpreter import EMPTY_OUTPUTS_ATTR, IGNORED_INPUTS_ATTR
 
 # ONNX TensorProto element types → (numpy dtype of constants, TOSA kind of run-time values)
 _ONNX_TYPES: dict[int, tuple[Any, Kind | None]] = {
@@ -57,6 +76,8 @@ _ONNX_TYPES: dict[int, tuple[Any, Kind | None]] = {
     16: (ml_dtypes.bfloat16, Kind.BF16),
 }
 FLOAT64 = 11
+
+
 
 
 def kind_of_onnx_type(elem_type: int) -> Kind | None:
@@ -180,17 +201,7 @@ class NodeContext:
         v = self.input(i)
         if v.const is None:
             label = f" ({what})" if what else ""
-            value = self.node.input[i]
-            if value in self.importer.graph_inputs:
-                how = (f"; it is the graph input '{value}': bind its value with nnkiln.load(path, "
-                       f"constants={{'{value}': array}}) or --const {value}=1,2,3 (or =values.npy)")
-            else:
-                how = ("; if it is computed from graph inputs, bind those with nnkiln.load(path, constants=...) or "
-                       "--const NAME=1,2,3")
-            err = self.error(f"input {i}{label} must be a constant (initializer or computable at import): dynamic "
-                             f"values are not supported{how}")
-            err.value_name = self.node.input[i]  # type: ignore[attr-defined]  (lets callers specialise on it)
-            raise err
+            raise self.importer.must_be_constant(self, self.node.input[i], f"input {i}{label}")
         return v.const
 
     def optional_const(self, i: int, what: str = "") -> np.ndarray | None:
@@ -219,6 +230,8 @@ class OnnxImporter:
         self.node_index = 0
         self.g: GraphBuilder | None = None
         self._consumers: dict[str, list[Any]] | None = None
+        self._producers: dict[str, Any] | None = None
+        self.elem_types: dict[str, int] | None = None
         self._unsupported: dict[str, list[Any]] = {}
         self._unavailable: set[str] = set()
         self._folded: set[int] = set()
@@ -262,18 +275,41 @@ class OnnxImporter:
         if self._blocked:
             raise self._unsupported_error()
         self._warn_float64(graph)
-        outputs = []
-        for out in graph.output:
+        outputs, declared, empty = [], [], []
+        for index, out in enumerate(graph.output):
             v = self.values.get(out.name)
             if v is None:
                 raise FrontendError(f"graph output '{out.name}' is not produced", file=self.file)
+            if v.const is not None and v.const.size == 0:
+                empty.append((out.name, self._empty_output_dtype(out, v.const), v.const.shape, index))
+                continue
             outputs.append((out.name, self.materialize(v)))
-        module = self.g.finish(outputs, declared=[self._declared_dtype(o, v) for o, (_, v) in zip(graph.output, outputs)])
+            declared.append(self._declared_dtype(out, outputs[-1][1]))
+        module = self.g.finish(outputs, declared=declared)
+        if empty:
+            module.attributes[EMPTY_OUTPUTS_ATTR] = ArrayAttr([DictionaryAttr({
+                "name": StringAttr(n), "dtype": StringAttr(d), "shape": DenseArrayBase.from_list(i64, list(s)),
+                "index": IntegerAttr(i, i64)}) for n, d, s, i in empty])
         if self.ignored_inputs:
             module.attributes[IGNORED_INPUTS_ATTR] = ArrayAttr([DictionaryAttr({
                 "name": StringAttr(n), "dtype": StringAttr(d), "shape": DenseArrayBase.from_list(i64, list(s))})
                 for n, d, s in self.ignored_inputs])
         return module
+
+    def _empty_output_dtype(self, vi: Any, value: np.ndarray) -> str:
+        """The numpy name of the element type a zero-size graph output has: the declared one, else the value's."""
+        from onnx import helper
+
+        from nnkiln.kinds import DECLARED_DTYPES
+
+        elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
+        try:
+            name = np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name if elem else value.dtype.name
+        except (KeyError, TypeError, ValueError):
+            name = value.dtype.name
+        if name not in DECLARED_DTYPES:
+            raise FrontendError(f"graph output '{vi.name}' is a zero-size {name} tensor: not supported", file=self.file)
+        return name
 
     def _declared_dtype(self, vi: Any, value: Any) -> str | None:
         """The numpy name of the element type graph output ``vi`` declares, when the TOSA value computing it has
@@ -335,7 +371,10 @@ class OnnxImporter:
             if ctx.opset < 7:
                 self._legacy_broadcast(ctx)
             try:
-                results = self._lower(ctx, lowerings)
+                lower = lambda c: self._lower(c, lowerings)  # noqa: E731
+                results = lower_zero_size(ctx, lower) if has_zero_size_input(ctx) else lower(ctx)
+            except ZeroSizeError as err:
+                results = empty_results(ctx, err)
             except (NnkilnError, RecursionError, MemoryError):
                 raise
             except Exception as err:  # a lowering bug or an input it did not anticipate: name the node
@@ -371,6 +410,60 @@ class OnnxImporter:
                 for n in dict.fromkeys(names):
                     self._consumers.setdefault(n, []).append(node)
         return self._consumers.get(name, [])
+
+    def dynamic_sources(self, name: str) -> list[str]:
+        """The graph inputs (not bound by ``constants=``) that value ``name`` is computed from, in graph order:
+        the producers are walked back from ``name``, stopping at values known at import."""
+        if self._producers is None:
+            self._producers = {}
+
+            def visit(graph: Any) -> None:  # sub-graphs too: a branch's value may be what must be constant
+                for node in graph.node:
+                    self._producers.update((o, node) for o in node.output if o)  # type: ignore[union-attr]
+                    for a in node.attribute:
+                        for sub in list(a.graphs) + ([a.g] if a.HasField("g") else []):
+                            visit(sub)
+
+            visit(self.model.proto.graph)  # type: ignore[attr-defined]
+        found: set[str] = set()
+        seen: set[str] = set()
+        stack = [name]
+        while stack:
+            n = stack.pop()
+            if not n or n in seen:
+                continue
+            seen.add(n)
+            v = self.values.get(n)
+            if v is not None and v.const is not None:
+                continue
+            if n in self.graph_inputs:
+                found.add(n)
+            elif n in self._producers:
+                node = self._producers[n]
+                stack.extend(node.input)
+                for a in node.attribute:  # outer values a sub-graph reads
+                    for sub in list(a.graphs) + ([a.g] if a.HasField("g") else []):
+                        stack.extend(free_names(sub))
+        order = [vi.name for vi in self.model.proto.graph.input]  # type: ignore[attr-defined]
+        return [n for n in order if n in found]
+
+    def must_be_constant(self, ctx: NodeContext, value: str, what: str, why: str = "") -> FrontendError:
+        """The error for a node input that must be known at import: it names the graph inputs the value comes
+        from and how to bind them (``constants=`` / ``--const``). ``err.value_name`` is the first such input
+        (callers such as a test harness can bind it and load again)."""
+        sources = [value] if value in self.graph_inputs else self.dynamic_sources(value)
+        if sources:
+            via = "it is the graph input" if sources == [value] else "it is computed from graph input(s)"
+            names = ", ".join(f"'{n}'" for n in sources)
+            binds = ", ".join(f"'{n}': array" for n in sources)
+            how = (f"; {via} {names}: bind {'its value' if len(sources) == 1 else 'their values'} with "
+                   f"nnkiln.load(path, constants={{{binds}}}) or --const {sources[0]}=1,2,3 (or =values.npy)")
+        else:
+            how = ""
+        err = ctx.error(f"{what} must be a constant (initializer or computable at import): {why or 'dynamic values are not supported'}{how}")
+        err.value_name = sources[0] if sources else value  # type: ignore[attr-defined]
+        err.input_names = sources  # type: ignore[attr-defined]
+        return err
 
     @property
     def graph_outputs(self) -> set[str]:
@@ -420,6 +513,10 @@ class OnnxImporter:
             return v.ssa
         assert v.const is not None
         arr = v.const
+        if arr.size == 0:
+            raise ZeroSizeError(f"a zero-size value {list(arr.shape)} is used as a tensor: zero-size tensors are not "
+                                "supported in TOSA 0.30 (every dimension must be >= 1)", file=self.file,
+                                node=self.g.node)
         if arr.dtype == np.int64 or arr.dtype == np.uint32 or arr.dtype == np.uint64:
             if arr.size and (arr.min() < -(1 << 31) or arr.max() >= (1 << 31)):
                 raise self.g.error("an int64 constant does not fit the int32 that TOSA 0.30 computes in")
@@ -613,7 +710,7 @@ class OnnxImporter:
         constant = all(n == "" or (v is not None and v.const is not None) for n, v in zip(node.input, inputs))
         deterministic = not node.op_type.startswith("Random") and node.op_type not in ("Bernoulli",)
         if constant and deterministic and not any(n in self._unavailable for n in node.input):
-            folded = _evaluate_with_onnx_reference(node, self.model.proto, inputs)
+            folded = evaluate_with_onnx_reference(node, self.model.proto, inputs)
             if folded is not None:
                 for name, arr in zip(outs, folded):
                     self.values[name] = TensorValue.constant(arr)
@@ -623,7 +720,7 @@ class OnnxImporter:
         if any(node is n for nodes in self._unsupported.values() for n in nodes):
             self._blocked = True  # reported after the walk; a supported op fed by it is reported through it
 
-def _evaluate_with_onnx_reference(node: Any, model: Any, inputs: Sequence[TensorValue | None]) -> list[np.ndarray] | None:
+def evaluate_with_onnx_reference(node: Any, model: Any, inputs: Sequence[TensorValue | None]) -> list[np.ndarray] | None:
     """Outputs of one node on constant inputs, by ``onnx.reference`` (None if it cannot evaluate it)."""
     import warnings
 

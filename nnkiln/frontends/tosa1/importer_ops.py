@@ -269,6 +269,7 @@ def _rescale(st: _State, op: TosaOperator) -> None:
     if len(_tensor(st, op.inputs[0], "input").shape) == 0:
         raise UnsupportedIn030("RESCALE of a rank-0 tensor (0.30: input from 1 to 4 dims)", file=st.filename,
                                node=op.op_name)
+    _rescale_type_mode(st, op)
     mult = _const_array(st, op.inputs[1], op).reshape(-1)
     shift = _const_array(st, op.inputs[2], op).reshape(-1)
     props = {
@@ -278,6 +279,19 @@ def _rescale(st: _State, op: TosaOperator) -> None:
         "scale32": a.bool(0), "double_round": mode == RoundingMode.DOUBLE_ROUND, "per_channel": a.bool(2),
     }
     _emit(st, op, "tosa.rescale", op.inputs[:1], props)
+
+
+def _rescale_type_mode(st: _State, op: TosaOperator) -> None:
+    """An unsigned RESCALE type pair that 0.30's table lacks (1.x's input_unsigned/output_unsigned flags also give
+    e.g. int8 -> uint16 and uint16 -> int8): the graph is valid 1.x that 0.30 cannot express."""
+    from nnkiln.dialects.tosa.ops_type_conversion import RescaleOp
+
+    pair = (_kind(st, op.inputs[0]), _kind(st, op.outputs[0]))
+    unsigned = (Kind.U8, Kind.U16)
+    if any(k in unsigned for k in pair) and pair not in {m.kinds for m in RescaleOp.TYPE_MODES}:
+        raise UnsupportedIn030(f"RESCALE {pair[0].value} -> {pair[1].value} is a TOSA 1.x type mode (0.30's "
+                               "unsigned modes: i8/i16 -> ui8, i16 -> ui16, ui8 -> i8/i16, ui16 -> i16)",
+                               file=st.filename, node=op.op_name)
 
 
 def _resize(st: _State, op: TosaOperator) -> None:

@@ -161,17 +161,19 @@ def props(op) -> dict:
 
 
 def rescale_graph(*, in_unsigned: bool = False, rounding: RoundingMode = RoundingMode.SINGLE_ROUND,
-                  in_zp: int = -3, zp_dtype=np.int8) -> bytes:
+                  in_zp: int = -3, zp_dtype=np.int8, x_dtype: DType = DType.INT8, y_dtype: DType = DType.INT8,
+                  out_unsigned: bool = False) -> bytes:
     g = G()
-    g.tensor("x", [2, 3], DType.INT8)
+    g.tensor("x", [2, 3], x_dtype)
     g.tensor("m", [1], DType.INT32, np.array([1 << 30], np.int32))
     g.tensor("s", [1], DType.INT8, np.array([31], np.int8))
     g.tensor("izp", [1], DType.INT8, np.array([in_zp], zp_dtype))
     g.tensor("ozp", [1], DType.INT8, np.array([5], np.int8))
-    g.tensor("y", [2, 3], DType.INT8)
+    g.tensor("y", [2, 3], y_dtype)
     for c in ("m", "s", "izp", "ozp"):
         g.op(OpCode.CONST, [], [c])
-    a = g.attr([("bool", 0, True), ("u32", 1, int(rounding)), ("bool", 2, False), ("bool", 3, in_unsigned)])
+    a = g.attr([("bool", 0, True), ("u32", 1, int(rounding)), ("bool", 2, False), ("bool", 3, in_unsigned),
+                ("bool", 4, out_unsigned)])
     g.op(OpCode.RESCALE, ["x", "m", "s", "izp", "ozp"], ["y"], a)
     return g.finish(["x"], ["y"])
 
@@ -217,6 +219,15 @@ def test_rescale_unsigned_input_is_ui8_with_unsigned_zp() -> None:
     assert isinstance(arg_t, TensorType)
     assert arg_t.element_type == IntegerType(8, Signedness.UNSIGNED)
     assert props(only_op(imp, "tosa.rescale"))["input_zp"] == 128  # int8 bits 0x80 read as uint8
+
+
+@pytest.mark.parametrize(("x", "y", "iu", "ou"), [(DType.INT8, DType.INT16, False, True),
+                                                 (DType.INT16, DType.INT8, True, False)])
+def test_rescale_type_modes_only_in_1x_are_unsupported_in_030(x: DType, y: DType, iu: bool, ou: bool) -> None:
+    """int8 -> uint16 and uint16 -> int8 are 1.x RESCALE modes; 0.30's table (spec 2.13.2) lacks them: the conformance
+    command skips such cases with this reason instead of failing them."""
+    with pytest.raises(UnsupportedIn030, match="is a TOSA 1.x type mode"):
+        import_tosa1_bytes(rescale_graph(x_dtype=x, y_dtype=y, in_unsigned=iu, out_unsigned=ou, in_zp=0, zp_dtype=np.int8))
 
 
 def test_rescale_runtime_multiplier_is_rejected() -> None:

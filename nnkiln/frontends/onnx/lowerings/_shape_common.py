@@ -37,6 +37,7 @@ from nnkiln.dialects.tosa.ops_type_conversion import CastOp
 from nnkiln.frontends.common.arith import etype, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
+from nnkiln.frontends.onnx.zero_size import ZeroSizeError
 
 Result = TensorValue | SSAValue | np.ndarray
 
@@ -52,8 +53,8 @@ def norm_axis(ctx: NodeContext, axis: int, rank: int) -> int:
 
 def require_nonempty(ctx: NodeContext, shape: Sequence[int], what: str = "the result") -> None:
     if any(d == 0 for d in shape):
-        raise ctx.error(f"{what} has a zero-size dimension {list(shape)}: zero-size tensors are not supported "
-                        "in TOSA 0.30 (every dimension must be >= 1)")
+        raise ZeroSizeError(f"{ctx.op_type}: {what} has a zero-size dimension {list(shape)}: zero-size tensors are "
+                            "not supported in TOSA 0.30 (every dimension must be >= 1)", file=ctx.g.file, node=ctx.name)
 
 
 def const(ctx: NodeContext, array: np.ndarray) -> SSAValue:

@@ -325,16 +325,17 @@ def ScatterND(ctx: NodeContext) -> list[Result]:
 # Data-dependent shapes: fold constants only
 
 
-def _data_dependent(ctx: NodeContext) -> None:
-    raise ctx.error("a run-time input is not supported: the output shape depends on the data "
-                    "(TOSA 0.30 shapes are static); only constant inputs fold at import")
+def _data_dependent(ctx: NodeContext, i: int, what: str) -> None:
+    """Input ``i`` decides the output shape: without its value at import there is no static shape."""
+    raise ctx.importer.must_be_constant(ctx, ctx.node.input[i], f"input {i} ({what})",
+                                        "the output shape depends on its values (TOSA 0.30 shapes are static)")
 
 
 @lowering("NonZero")
 def NonZero(ctx: NodeContext) -> list[Result]:
     data = ctx.input(0)
     if not data.is_const:
-        _data_dependent(ctx)
+        _data_dependent(ctx, 0, "X")
     return [np.array(np.nonzero(np.asarray(data.const)), dtype=np.int64)]
 
 
@@ -342,7 +343,7 @@ def NonZero(ctx: NodeContext) -> list[Result]:
 def Compress(ctx: NodeContext) -> list[Result]:
     data, cond = ctx.input(0), ctx.input(1)
     if not cond.is_const:
-        _data_dependent(ctx)
+        _data_dependent(ctx, 1, "condition")
     axis = ctx.attr("axis")
     c = np.asarray(cond.const).astype(bool).reshape(-1)
     if data.is_const:
@@ -365,7 +366,7 @@ def Compress(ctx: NodeContext) -> list[Result]:
 def Unique(ctx: NodeContext) -> list[Result]:
     data = ctx.input(0)
     if not data.is_const:
-        _data_dependent(ctx)
+        _data_dependent(ctx, 0, "X")
     arr = np.asarray(data.const)
     axis = ctx.attr("axis")
     sorted_ = bool(ctx.attr("sorted", 1))

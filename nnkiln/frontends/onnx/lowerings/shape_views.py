@@ -28,6 +28,7 @@ from nnkiln.frontends.onnx.lowerings._shape_common import (
     slice_box,
     tile,
 )
+from nnkiln.frontends.onnx.zero_size import empty_of_kind
 
 # ------------------------------------------------------------------------------------------------
 # Reshape family
@@ -162,8 +163,10 @@ def Split(ctx: NodeContext) -> list[Result]:
         else:
             shape = list(data.shape)
             shape[axis] = s
-            require_nonempty(ctx, shape, "an output")
-            results.append(slice_axis(ctx, ctx.tensor(0), axis, begin, s))
+            if s == 0:  # no data: known at import (Concat drops it; a graph output is returned empty)
+                results.append(empty_of_kind(shape, data.kind))
+            else:
+                results.append(slice_axis(ctx, ctx.tensor(0), axis, begin, s))
         begin += s
     return results
 
