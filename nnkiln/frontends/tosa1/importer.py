@@ -340,14 +340,17 @@ def _value(st: _State, name: str, op: TosaOperator | None) -> SSAValue:
     if name in st.values:
         return st.values[name]
     if name in st.consts or (name in st.tensors and st.tensors[name].data):
+        ttype = _tensor_type(st, name)  # first: a 1.x-only element type is UnsupportedIn030, not undecodable data
         arr = _const_array(st, name, op)
         cls = _op_class("tosa.const")
-        ttype = _tensor_type(st, name)
         c = cls.from_numpy(arr, ttype.element_type)  # type: ignore[attr-defined]
         st.ops.append(c)
         st.values[name] = c.results[0]
         return c.results[0]
     node = op.op_name if op else ""
+    if name in st.shapes and op is None:
+        raise UnsupportedIn030(f"graph output '{name}' is a shape (1.x's shape type): 0.30 has no shape values",
+                               file=st.filename)
     if name in st.shapes:
         raise InvalidTosa1Graph(f"shape '{name}' is used where a tensor is expected", rule="operand kinds",
                                 file=st.filename, node=node)
@@ -362,10 +365,14 @@ def _const_array(st: _State, name: str, op: TosaOperator | None) -> np.ndarray:
     if name in st.consts:
         return st.consts[name]
     t = st.tensors.get(name)
-    if t is None or not t.data:
-        raise InvalidTosa1Graph(
-            f"'{name}' must be a constant (0.30 takes it as an attribute) but is a runtime tensor",
-            rule="constant operand", file=st.filename, node=op.op_name if op else "")
+    if t is None:
+        raise InvalidTosa1Graph(f"operand '{name}' is not a declared tensor", rule="tensor exists",
+                                file=st.filename, node=op.op_name if op else "")
+    if not t.data:  # 1.x takes these operands as tensors, which may be computed at run time; 0.30 as attributes
+        raise UnsupportedIn030(f"'{name}' is a run-time tensor where 0.30 takes a constant attribute",
+                               file=st.filename, node=op.op_name if op else "")
+    if t.dtype not in _KINDS and t.dtype is not DType.SHAPE:
+        _kind_of_tensor(st, t)  # an element type 0.30 lacks (fp8, fp4, ...): UnsupportedIn030 before any decoding
     arr = decode_tensor_data(t.data, t.dtype, t.shape, t.name)
     st.consts[name] = arr
     return arr

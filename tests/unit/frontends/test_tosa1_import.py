@@ -230,7 +230,9 @@ def test_rescale_type_modes_only_in_1x_are_unsupported_in_030(x: DType, y: DType
         import_tosa1_bytes(rescale_graph(x_dtype=x, y_dtype=y, in_unsigned=iu, out_unsigned=ou, in_zp=0, zp_dtype=np.int8))
 
 
-def test_rescale_runtime_multiplier_is_rejected() -> None:
+def test_rescale_runtime_multiplier_is_unsupported_in_030() -> None:
+    """1.x takes RESCALE's multiplier (and zero points) as tensors, which the reference model accepts at run time
+    (the generator's ``_dyn`` cases); 0.30 takes them as attributes: unsupported, not invalid."""
     g = G()
     g.tensor("x", [4], DType.INT8)
     g.tensor("m", [1], DType.INT32)  # a graph input: no data
@@ -240,7 +242,7 @@ def test_rescale_runtime_multiplier_is_rejected() -> None:
     g.tensor("y", [4], DType.INT8)
     a = g.attr([("bool", 0, True), ("u32", 1, int(RoundingMode.SINGLE_ROUND))])
     g.op(OpCode.RESCALE, ["x", "m", "s", "izp", "ozp"], ["y"], a)
-    with pytest.raises(InvalidTosa1Graph, match="runtime tensor"):
+    with pytest.raises(UnsupportedIn030, match="'m' is a run-time tensor where 0.30 takes a constant attribute"):
         import_tosa1_bytes(g.finish(["x", "m"], ["y"]))
 
 
