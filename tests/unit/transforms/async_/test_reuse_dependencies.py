@@ -77,7 +77,7 @@ def test_best_fit_placement_by_hand():
 
     # A lives in tasks 0-1 (128 bytes), B in 1-2 (64 bytes), C in 2-3 (128 bytes), alignment 64.
     # Largest first: A at 0; C does not meet A in time: also at 0; B meets both: above them, at 128.
-    # By start time: A at 0, B at 128, C in the 128-byte gap below B: 0. Both need 192 bytes; the first wins.
+    # That is the lower bound (192 at tasks 1 and 2), so the first order's plan is kept.
     a = _iv(0, 1, -1, 128, [0, 1], [0])
     b = _iv(1, 2, -1, 64, [1, 2], [1])
     c = _iv(2, 3, -1, 128, [2, 3], [2])
