@@ -111,6 +111,11 @@ class TensorValue:
     kind: Kind
     ssa: SSAValue | None = None
     const: np.ndarray | None = None
+    wide: SSAValue | None = None
+    """An unsigned value TOSA 0.30 cannot hold in its own type (rank 0: RESCALE takes ranks 1..4, RESHAPE has no
+    unsigned types) computed in int32 instead, exactly, with the ONNX shape: a graph output takes it (declared as
+    the model's type, converted exactly at the boundary) and quantization parameters read it (they widen to int32
+    anyway). ``ssa`` is then None, or a [1] form the quantization ops also accept (DynamicQuantizeLinear)."""
 
     @property
     def rank(self) -> int:
@@ -267,13 +272,25 @@ class OnnxImporter:
             v = self.values.get(out.name)
             if v is None:
                 raise FrontendError(f"graph output '{out.name}' is not produced", file=self.file)
-            outputs.append((out.name, self.materialize(v)))
+            outputs.append((out.name, self._output_value(v)))
         module = self.g.finish(outputs, declared=[self._declared_dtype(o, v) for o, (_, v) in zip(graph.output, outputs)])
         if self.ignored_inputs:
             module.attributes[IGNORED_INPUTS_ATTR] = ArrayAttr([DictionaryAttr({
                 "name": StringAttr(n), "dtype": StringAttr(d), "shape": DenseArrayBase.from_list(i64, list(s))})
                 for n, d, s in self.ignored_inputs])
         return module
+
+    def _output_value(self, v: TensorValue) -> SSAValue:
+        """The IR value of graph output ``v``: its int32 form (``TensorValue.wide``) when TOSA 0.30 cannot hold its
+        unsigned type, a rank-0 / rank > 4 unsigned constant likewise as an int32 constant (``_declared_dtype`` then
+        declares the model's type), else ``materialize``."""
+        if v.wide is not None:
+            return v.wide
+        arr = v.const
+        if arr is not None and arr.dtype in (np.uint8, np.uint16) and not 1 <= arr.ndim <= 4:
+            assert self.g is not None
+            return self.g.const(arr.astype(np.int32), TensorType(element_type(Kind.I32), arr.shape))
+        return self.materialize(v)
 
     def _declared_dtype(self, vi: Any, value: Any) -> str | None:
         """The numpy name of the element type graph output ``vi`` declares, when the TOSA value computing it has
@@ -418,6 +435,10 @@ class OnnxImporter:
         assert self.g is not None
         if v.ssa is not None:
             return v.ssa
+        if v.wide is not None:
+            raise self.g.error(f"a rank-{len(v.shape)} {v.kind.value} run-time value is not supported here (TOSA 0.30 "
+                               "has no such tensor: it is computed in int32, which only graph outputs and quantization "
+                               "parameters read)")
         assert v.const is not None
         arr = v.const
         if arr.dtype == np.int64 or arr.dtype == np.uint32 or arr.dtype == np.uint64:
