@@ -12,6 +12,8 @@ same kernels under ``nnef.<name>`` (``custom_nnef``). One float32 operand and re
 bf16) to the result's type, rounding to nearest even, overflow to ±inf, NaN kept (numpy / ml_dtypes).
 ``math.bitcast``: the operand's bytes read as the result's type of the same size (ONNX ``BitCast``).
 ``math.pow_int``: ONNX ``Pow`` with an integer base (``pow_int``).
+``math.div`` (two operands of one float type, broadcasting): the correctly rounded quotient TOSA 0.30 lacks (it
+has RECIPROCAL, and ``a · (1/b)`` is up to an ulp off, which moves a rounding tie); ``div_float``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,14 @@ def mod_float(a: np.ndarray, b: np.ndarray, fmod: bool) -> np.ndarray:
     ``mod``); exact (a remainder is representable), NaN for ``b = 0`` or infinite ``a``; broadcasting."""
     with np.errstate(all="ignore"):
         r = (np.fmod if fmod else np.mod)(a, b)
+    return np.asarray(r, np.result_type(a, b))
+
+
+def div_float(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a / b`` correctly rounded in the operands' float type (numpy; float16 and bfloat16 go through float32,
+    whose 24 bits make the double rounding innocuous), ±inf for ``x / 0``, NaN for ``0 / 0``, no warnings."""
+    with np.errstate(all="ignore"):
+        r = np.divide(a, b)
     return np.asarray(r, np.result_type(a, b))
 
 
@@ -81,7 +91,8 @@ def register() -> None:
     register_custom("math.cast", lambda c: [np.asarray(c.inputs[0]).astype(c.out_dtypes[0])])
     register_custom("math.bitcast", lambda c: [bitcast(c.inputs[0], c.out_dtypes[0])])
     register_custom("math.pow_int", lambda c: [pow_int(c.inputs[0], c.inputs[1], c.out_dtypes[0])])
+    register_custom("math.div", lambda c: [div_float(c.inputs[0], c.inputs[1])])
     _DONE = True
 
 
-__all__ = ["TRIG_FUNCTIONS", "bitcast", "mod_float", "pow_int", "register", "trig_f32"]
+__all__ = ["TRIG_FUNCTIONS", "bitcast", "div_float", "mod_float", "pow_int", "register", "trig_f32"]

@@ -12,7 +12,8 @@ What:
 - PAD with all-zero padding, SLICE of the full extent, TILE with all multiples 1, CAST to the same type →
   the input (TOSA 0.30 has no same-kind CAST mode, so valid IR has no such CAST; the pattern is defensive);
 - an op whose operands are all ``tosa.const`` → ``tosa.const`` of its result, computed by the reference
-  interpreter's kernel (``FoldConstantOperands``; results above ``max_elements`` elements stay).
+  interpreter's kernel (``FoldConstantOperands``; results above ``max_elements`` elements stay, and so do
+  unsigned results, which a ``tosa.const`` cannot hold).
 
 Invariants: a value is only ever replaced by a value of exactly the same type, quantized element types
 included (a reshape or transpose between two quantized types relabels its elements and is never removed, a
@@ -33,7 +34,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
-from nnkiln.dialects.tosa.base import TosaOp
+from nnkiln.dialects.tosa.base import Kind, TosaOp, kind_of
 from nnkiln.dialects.tosa.ops_data_layout import PadOp, ReshapeOp, SliceOp, TileOp, TransposeOp
 from nnkiln.dialects.tosa.ops_data_nodes import ConstOp
 from nnkiln.dialects.tosa.ops_type_conversion import CastOp
@@ -172,6 +173,8 @@ def evaluate(op: Operation, max_elements: int) -> list[np.ndarray] | None:
         return None
     for r in op.results:
         if not isinstance(r.type, TensorType) or int(np.prod(r.type.get_shape(), dtype=np.int64)) > max_elements:
+            return None
+        if kind_of(r.type) in (Kind.U8, Kind.U16):  # a tosa.const has no unsigned type (RESCALE makes them)
             return None
     if _KERNELS is None or op.name not in _KERNELS[1]:
         return None

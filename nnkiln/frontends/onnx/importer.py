@@ -54,6 +54,7 @@ from nnkiln.frontends.common.graph import GraphBuilder
 from nnkiln.frontends.onnx.reader import OnnxModel, read_model, tensor_to_numpy
 from nnkiln.frontends.onnx.zero_size import (
     ZeroSizeError,
+    empty_output_dtype,
     empty_results,
     has_zero_size_input,
     lower_zero_size,
@@ -132,6 +133,11 @@ class TensorValue:
     kind: Kind
     ssa: SSAValue | None = None
     const: np.ndarray | None = None
+    wide: SSAValue | None = None
+    """An unsigned value TOSA 0.30 cannot hold in its own type (rank 0: RESCALE takes ranks 1..4, RESHAPE has no
+    unsigned types) computed in int32 instead, exactly, with the ONNX shape: a graph output takes it (declared as
+    the model's type, converted exactly at the boundary) and quantization parameters read it (they widen to int32
+    anyway). ``ssa`` is then None, or a [1] form the quantization ops also accept (DynamicQuantizeLinear)."""
 
     @property
     def rank(self) -> int:
@@ -281,9 +287,9 @@ class OnnxImporter:
             if v is None:
                 raise FrontendError(f"graph output '{out.name}' is not produced", file=self.file)
             if v.const is not None and v.const.size == 0:
-                empty.append((out.name, self._empty_output_dtype(out, v.const), v.const.shape, index))
+                empty.append((out.name, empty_output_dtype(out, v.const, self.file), v.const.shape, index))
                 continue
-            outputs.append((out.name, self.materialize(v)))
+            outputs.append((out.name, self._output_value(v)))
             declared.append(self._declared_dtype(out, outputs[-1][1]))
         module = self.g.finish(outputs, declared=declared)
         if empty:
@@ -296,20 +302,17 @@ class OnnxImporter:
                 for n, d, s in self.ignored_inputs])
         return module
 
-    def _empty_output_dtype(self, vi: Any, value: np.ndarray) -> str:
-        """The numpy name of the element type a zero-size graph output has: the declared one, else the value's."""
-        from onnx import helper
-
-        from nnkiln.kinds import DECLARED_DTYPES
-
-        elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
-        try:
-            name = np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name if elem else value.dtype.name
-        except (KeyError, TypeError, ValueError):
-            name = value.dtype.name
-        if name not in DECLARED_DTYPES:
-            raise FrontendError(f"graph output '{vi.name}' is a zero-size {name} tensor: not supported", file=self.file)
-        return name
+    def _output_value(self, v: TensorValue) -> SSAValue:
+        """The IR value of graph output ``v``: its int32 form (``TensorValue.wide``) when TOSA 0.30 cannot hold its
+        unsigned type, a rank-0 / rank > 4 unsigned constant likewise as an int32 constant (``_declared_dtype`` then
+        declares the model's type), else ``materialize``."""
+        if v.wide is not None:
+            return v.wide
+        arr = v.const
+        if arr is not None and arr.dtype in (np.uint8, np.uint16) and not 1 <= arr.ndim <= 4:
+            assert self.g is not None
+            return self.g.const(arr.astype(np.int32), TensorType(element_type(Kind.I32), arr.shape))
+        return self.materialize(v)
 
     def _declared_dtype(self, vi: Any, value: Any) -> str | None:
         """The numpy name of the element type graph output ``vi`` declares, when the TOSA value computing it has
@@ -511,6 +514,10 @@ class OnnxImporter:
         assert self.g is not None
         if v.ssa is not None:
             return v.ssa
+        if v.wide is not None:
+            raise self.g.error(f"a rank-{len(v.shape)} {v.kind.value} run-time value is not supported here (TOSA 0.30 "
+                               "has no such tensor: it is computed in int32, which only graph outputs and quantization "
+                               "parameters read)")
         assert v.const is not None
         arr = v.const
         if arr.size == 0:

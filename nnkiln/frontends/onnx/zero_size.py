@@ -128,3 +128,19 @@ def _onnx_elem_type(ctx: NodeContext, name: str, kind: Kind) -> int:
         imp.elem_types = {vi.name: vi.type.tensor_type.elem_type for vi in [*g.input, *g.value_info, *g.output]
                           if vi.type.HasField("tensor_type")}
     return imp.elem_types.get(name) or _KIND_TYPES.get(kind, 1)
+
+
+def empty_output_dtype(vi: Any, value: np.ndarray, file: str) -> str:
+    """The numpy name of the element type zero-size graph output ``vi`` has: the declared one, else the value's."""
+    from onnx import helper
+
+    from nnkiln.kinds import DECLARED_DTYPES
+
+    elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
+    try:
+        name = np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name if elem else value.dtype.name
+    except (KeyError, TypeError, ValueError):
+        name = value.dtype.name
+    if name not in DECLARED_DTYPES:
+        raise FrontendError(f"graph output '{vi.name}' is a zero-size {name} tensor: not supported", file=file)
+    return name

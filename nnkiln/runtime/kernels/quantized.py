@@ -355,7 +355,7 @@ def _numpy_cast(ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> FastFn | 
         wide = np.float64 if dst is Kind.I32 else np.float32
 
         def f2i(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray], extras: Sequence[np.ndarray]) -> None:
-            t = np.rint(ins[0].astype(wide, copy=wide is not np.float32))
+            t = np.asarray(np.rint(ins[0].astype(wide, copy=wide is not np.float32)))  # rank 0: rint gives a scalar
             np.nan_to_num(t, copy=False, nan=0.0, posinf=np.inf, neginf=-np.inf)
             np.clip(t, lo, hi, out=t)
             np.copyto(outs[0], t, casting="unsafe")

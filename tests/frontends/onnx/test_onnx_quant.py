@@ -205,8 +205,8 @@ def _dql_then_dequantize(shape):
 
 @pytest.mark.parametrize("case", ["mixed", "positive", "negative", "ties"])
 def test_dynamic_quantize_linear_runtime_input_matches_onnxruntime(case):
-    """Computed in the graph (REDUCE_MIN/MAX, float arithmetic); at most 1 LSB from onnxruntime (TOSA has
-    no float division: x · RECIPROCAL(scale))."""
+    """Computed in the graph (REDUCE_MIN/MAX, float arithmetic, the quotients correctly rounded by
+    ``math.div``): onnxruntime's results exactly, rounding ties included."""
     rng = np.random.default_rng(11)
     x = {"mixed": rng.standard_normal((3, 17)) * 4, "positive": rng.uniform(0.5, 3, (3, 17)),
          "negative": -rng.uniform(0.5, 3, (3, 17)),
@@ -215,10 +215,8 @@ def test_dynamic_quantize_linear_runtime_input_matches_onnxruntime(case):
     (d, yf), text = _ours(m, {"x": x})
     ed, eyf = _ort(m, {"x": x})
     assert "tosa.reduce_min" in text and "tosa.reduce_max" in text
-    assert np.abs(yf - eyf).max() <= 1.0
-    # d = (y - zp) * scale agrees within one step of the scale computed from the range
-    scale = (max(0.0, float(x.max())) - min(0.0, float(x.min()))) / 255
-    assert np.abs(d - ed).max() <= scale * (1 + 1e-5)
+    np.testing.assert_array_equal(yf, eyf)
+    np.testing.assert_array_equal(d, ed)
 
 
 def test_dynamic_quantize_linear_all_zero_input():
@@ -227,12 +225,71 @@ def test_dynamic_quantize_linear_all_zero_input():
     assert yf.tolist() == [0.0] * 4 and d.tolist() == [0.0] * 4
 
 
-def test_dynamic_quantize_linear_zero_point_as_graph_output_is_refused():
-    m = _model([oh.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], name="dql")],
-               [oh.make_tensor_value_info("x", TP.FLOAT, [4])],
-               [oh.make_tensor_value_info("z", TP.UINT8, [])], opset=13)
-    with pytest.raises(FrontendError, match="dql.*y_zero_point as a graph output"):
-        _ours(m, {"x": np.ones(4, np.float32)})
+def _dql_outputs(expanded: bool):
+    """DynamicQuantizeLinear's three outputs as graph outputs (y_zero_point a rank-0 uint8), as the operator or
+    as its function body (ending in a Cast to uint8 of a rank-0 float, the zero point of a QuantizeLinear)."""
+    outs = [oh.make_tensor_value_info("y", TP.UINT8, [2, 5]), oh.make_tensor_value_info("s", TP.FLOAT, []),
+            oh.make_tensor_value_info("z", TP.UINT8, [])]
+    if not expanded:
+        nodes = [oh.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])]
+    else:
+        inits = [nh.from_array(np.array(0, np.float32), "qmin"), nh.from_array(np.array(255, np.float32), "qmax")]
+        nodes = [oh.make_node("ReduceMin", ["x"], ["lo0"], keepdims=0), oh.make_node("Min", ["lo0", "qmin"], ["lo"]),
+                 oh.make_node("ReduceMax", ["x"], ["hi0"], keepdims=0), oh.make_node("Max", ["hi0", "qmin"], ["hi"]),
+                 oh.make_node("Sub", ["hi", "lo"], ["range"]), oh.make_node("Div", ["range", "qmax"], ["s"]),
+                 oh.make_node("Div", ["lo", "s"], ["lo_s"]), oh.make_node("Sub", ["qmin", "lo_s"], ["zp0"]),
+                 oh.make_node("Clip", ["zp0", "qmin", "qmax"], ["zp1"]), oh.make_node("Round", ["zp1"], ["zp2"]),
+                 oh.make_node("Cast", ["zp2"], ["zq"], to=TP.UINT8), oh.make_node("Identity", ["zq"], ["z"]),
+                 oh.make_node("QuantizeLinear", ["x", "s", "zq"], ["y"])]
+        return _model(nodes, [oh.make_tensor_value_info("x", TP.FLOAT, [2, 5])], outs, inits, opset=13)
+    return _model(nodes, [oh.make_tensor_value_info("x", TP.FLOAT, [2, 5])], outs, opset=13)
+
+
+@pytest.mark.parametrize("expanded", [False, True])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_dynamic_quantize_linear_zero_point_as_a_graph_output(expanded, compiled):
+    """The rank-0 uint8 zero point (which TOSA 0.30 cannot hold) is computed in int32 and declared uint8 at the
+    boundary, converted exactly: onnxruntime's three outputs, dtypes and shapes included (the expanded form's
+    scale is an ONNX Div by a constant, a multiplication by its reciprocal: within an ulp)."""
+    from nnkiln.onnx_backend import run_model
+
+    m = _dql_outputs(expanded)
+    rng = np.random.default_rng(5)
+    for x in (rng.standard_normal((2, 5)) * 3, rng.uniform(1, 2, (2, 5)), -rng.uniform(1, 2, (2, 5))):
+        x = x.astype(np.float32)
+        got, want = run_model(m, [x], compiled=compiled), _ort(m, {"x": x})
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            if expanded and g.dtype == np.float32:
+                np.testing.assert_allclose(g, w, rtol=2 ** -23)
+            else:
+                np.testing.assert_array_equal(g, w)
+
+
+def test_a_rank_0_uint8_zero_point_cast_to_float_and_back_matches_onnxruntime():
+    """A Cast reads the int32 form of the rank-0 uint8 (the same values): float and uint16 results, rank 0."""
+    from nnkiln.onnx_backend import run_model
+
+    m = _model([oh.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"]),
+                oh.make_node("Cast", ["z"], ["zf"], to=TP.FLOAT), oh.make_node("Cast", ["z"], ["z16"], to=TP.UINT16)],
+               [oh.make_tensor_value_info("x", TP.FLOAT, [6])],
+               [oh.make_tensor_value_info("zf", TP.FLOAT, []), oh.make_tensor_value_info("z16", TP.UINT16, [])],
+               opset=13)
+    x = np.array([0, 2, -3, -2.5, 1.34, 0.5], np.float32)
+    for compiled in (False, True):
+        got, want = run_model(m, [x], compiled=compiled), _ort(m, {"x": x})
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape == ()
+            np.testing.assert_array_equal(g, w)
+
+
+def test_a_rank_0_uint8_cast_read_by_other_ops_is_refused():
+    """The int32 form of a rank-0 uint8 serves graph outputs and quantization parameters only."""
+    m = _model([oh.make_node("Cast", ["x"], ["u"], to=TP.UINT8), oh.make_node("Unsqueeze", ["u", "ax"], ["y"])],
+               [oh.make_tensor_value_info("x", TP.FLOAT, [])], [oh.make_tensor_value_info("y", TP.UINT8, [1])],
+               [nh.from_array(np.array([0], np.int64), "ax")], opset=13)
+    with pytest.raises(FrontendError, match="rank-0 u8 run-time value is not supported here"):
+        _ours(m, {"x": np.array(3.0, np.float32)})
 
 
 def test_quantize_dynamic_model_matches_onnxruntime(tmp_path):

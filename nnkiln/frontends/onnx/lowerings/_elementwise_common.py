@@ -29,7 +29,9 @@ Conventions of this family:
 - Cast fp16 -> fp32 (not a TOSA 0.30 CAST mode) is composed exactly from integer CASTs (``elementwise_cast._f16_to_f32``).
 - The other float->float Casts (fp32 -> fp16/bf16, bf16 -> fp32, fp16 <-> bf16), float Mod, BitCast and Pow
   with an integer base have no exact TOSA 0.30 composition and are ``tosa.custom`` ``math.cast`` /
-  ``math.fmod`` / ``math.mod`` / ``math.bitcast`` / ``math.pow_int`` (exact numpy kernels).
+  ``math.fmod`` / ``math.mod`` / ``math.bitcast`` / ``math.pow_int`` (exact numpy kernels). ``math.div`` (the
+  correctly rounded float quotient) serves DynamicQuantizeLinear and QuantizeLinear with a run-time scale, where
+  ``x · RECIPROCAL(scale)`` would move rounding ties; Div itself stays ``a · RECIPROCAL(b)``.
 - Not supported (errors say "not supported"): unsigned integer bases of Pow, exponent conversions that are
   not exact, uint32/uint64/double/string/float8/int4 tensors.
   Erf and Gelu(approximate="none") are the documented exception: a measured float32 approximation

@@ -388,9 +388,11 @@ def requant_signed(ctx: NodeContext, x: SSAValue, xz: int, scale: float | Sequen
 
 def is_dynamic(ctx: NodeContext, *idx: int) -> bool:
     """Whether any of the inputs ``idx`` is a run-time value. A rank-0 unsigned run-time parameter cannot
-    even be read (RESCALE takes ranks 1..4, RESHAPE has no unsigned types): it must be a constant."""
+    even be read (RESCALE takes ranks 1..4, RESHAPE has no unsigned types): it must be a constant, or computed in
+    int32 (``TensorValue.wide``, which ``param`` reads)."""
     for i in idx:
-        if ctx.has_input(i) and not ctx.input(i).is_const and ctx.input(i).kind in (U8, U16) and ctx.input(i).rank == 0:
+        tv = ctx.input(i) if ctx.has_input(i) else None
+        if tv is not None and not tv.is_const and tv.kind in (U8, U16) and tv.rank == 0 and tv.wide is None:
             ctx.const(i, "a rank-0 unsigned value, which TOSA 0.30 cannot convert at run time")
     return any(ctx.has_input(i) and not ctx.input(i).is_const for i in idx)
 

@@ -185,6 +185,8 @@ def param(ctx: NodeContext, idx: int, rank: int, axis: int, kind: Kind | None = 
         arr = np.asarray(tv.const)
         k = kind or (F32 if arr.dtype.kind == "f" and arr.dtype != np.float16 else F16 if arr.dtype == np.float16 else I32)
         return const(ctx, (arr.astype(np.int64) if k is I32 else arr).reshape(shape), k)
+    if kind is I32 and tv.wide is not None:  # an unsigned value TOSA cannot hold in its own type
+        return reshape(ctx.g, tv.wide, shape)
     v = ctx.importer.materialize(tv)
     if kind is I32:
         v = widen_i32(ctx, v)
@@ -236,9 +238,9 @@ def _dyn_round(ctx: NodeContext, v: SSAValue, zp: SSAValue | None, kind: Kind) -
 
 
 def dyn_quantize(ctx: NodeContext, kind: Kind) -> SSAValue:
-    """``saturate(round(x / scale) + zp)`` with run-time scale and/or zero point (x · RECIPROCAL(scale))."""
-    from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp
-    from nnkiln.dialects.tosa.ops_elementwise_unary import ReciprocalOp
+    """``saturate(round(x / scale) + zp)`` with run-time scale and/or zero point; ``x / scale`` is ``math.div``,
+    the correctly rounded quotient (``x · RECIPROCAL(scale)`` can be an ulp off and move a rounding tie)."""
+    from nnkiln.frontends.onnx.lowerings._elementwise_common import math_custom
 
     xv = ctx.input(0)
     rank = xv.rank
@@ -248,8 +250,7 @@ def dyn_quantize(ctx: NodeContext, kind: Kind) -> SSAValue:
     s = param(ctx, 1, rank, axis)
     if kind_of_value(s) is not fk:
         raise ctx.error("a scale of another float type than the input is not supported")
-    r = emit(ctx, ReciprocalOp, [s], fk)
-    v = emit(ctx, MulOp, [x, r], fk)
+    v = math_custom(ctx, "div", [x, s], fk)
     zp = param(ctx, 2, rank, axis, I32) if ctx.has_input(2) else None
     return _dyn_round(ctx, v, zp, kind)
 

@@ -17,7 +17,7 @@ from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind
 from nnkiln.dialects.tosa.ops_comparison import EqualOp, GreaterOp
-from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, LogicalAndOp, SubOp
+from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, BitwiseAndOp, LogicalAndOp, SubOp
 from nnkiln.dialects.tosa.ops_elementwise_unary import LogicalNotOp, ReciprocalOp
 from nnkiln.dialects.tosa.ops_type_conversion import CastOp
 from nnkiln.frontends.common.arith import np_dtype, shape_of, trunc_toward_zero
@@ -109,10 +109,30 @@ def _float_cast(ctx: NodeContext, x: SSAValue, src: Kind, target: Kind) -> SSAVa
     return math_custom(ctx, "cast", [x], target)
 
 
+def _unsigned_scalar(ctx: NodeContext, tv: TensorValue, target: Kind) -> TensorValue:
+    """A run-time rank-0 value cast to uint8 / uint16, which TOSA 0.30 cannot hold (RESCALE takes ranks 1..4,
+    RESHAPE has no unsigned types): computed in int32 as the cast's exact value (float truncated toward zero,
+    then wrapped to the target's range like the ranked casts), as ``TensorValue.wide``, which graph outputs and
+    quantization parameters read."""
+    if tv.wide is not None:
+        x = tv.wide
+    elif tv.kind.is_float:
+        x = emit(ctx, CastOp, [trunc_toward_zero(ctx.g, ctx.importer.materialize(tv))], Kind.I32)
+    else:
+        x = widen_i32(ctx, ctx.importer.materialize(tv))
+    mask = 0xFF if target is Kind.U8 else 0xFFFF
+    wrapped = emit(ctx, BitwiseAndOp, [x, scalar(ctx, mask, Kind.I32, 0)], Kind.I32)
+    return TensorValue((), target, wide=wrapped)
+
+
 def _cast(ctx: NodeContext, tv: TensorValue, target: Kind, dtype: np.dtype) -> Result:
     """ONNX Cast to ``target`` (exact; see the module docstring for what is not supported)."""
     if tv.is_const:
         return [_np_cast(np.asarray(tv.const), dtype)]
+    if target in (Kind.U8, Kind.U16) and (tv.rank == 0 or tv.wide is not None):
+        return [_unsigned_scalar(ctx, tv, target)]
+    if tv.wide is not None:  # an unsigned value held in int32 (the same values): cast those
+        tv = TensorValue.of(tv.wide)
     src = tv.kind
     x = ctx.importer.materialize(tv)
     if src is target:

@@ -36,7 +36,6 @@ from nnkiln.frontends.onnx.lowerings._nn_common import (
     np_dtype,
     scalar,
     shape_of,
-    single_output,
     sqrt,
     value_of,
 )
@@ -333,13 +332,20 @@ def _pool_common(ctx: NodeContext, op: type, count_include_pad: bool = False) ->
 @lowering("MaxPool")
 def MaxPool(ctx: NodeContext) -> Result:
     """MaxPool (opsets 1, 8, 10, 11, 12, 22) as MAX_POOL2D (padding never wins, as in ONNX where pads
-    are −inf); ``ceil_mode`` and ``auto_pad`` supported, ``storage_order`` only concerns the Indices
-    output, which is not supported; dilations > 1 are not supported; int8 and float inputs."""
+    are −inf); ``ceil_mode``, ``auto_pad`` and dilations supported; int8 and float inputs. The Indices output
+    (``storage_order`` 0 or 1) is ``_pool_indices.maxpool_indices``."""
     from nnkiln.dialects.tosa.ops_tensor import MaxPool2dOp
+    from nnkiln.frontends.onnx.lowerings._pool_indices import maxpool_indices
 
-    single_output(ctx, "Indices")
-    ctx.attr("storage_order")
-    return [_pool_common(ctx, MaxPool2dOp)]
+    storage_order = int(ctx.attr("storage_order", 0))
+    if storage_order not in (0, 1):
+        raise ctx.error(f"storage_order {storage_order} is not supported (0 or 1)")
+    y = _pool_common(ctx, MaxPool2dOp)
+    if len(ctx.node.output) < 2 or not ctx.node.output[1]:
+        return [y]
+    xv, kernel, strides, dilations, pairs, ceil_mode = _pool_setup(ctx, "MaxPool")
+    return [y, maxpool_indices(ctx, value_of(ctx, xv), kernel, strides, dilations, pairs, ceil_mode,
+                               storage_order)]
 
 
 @lowering("AveragePool")

@@ -42,11 +42,16 @@ def _rsqrt(ctx: NodeContext, v: SSAValue) -> SSAValue:
     return unary(ctx.g, RsqrtOp, v)
 
 
-def _normalize(ctx: NodeContext, x: SSAValue, axes: list[int], eps: float) -> tuple[SSAValue, SSAValue, SSAValue]:
-    """(x − mean)·rsqrt(var + eps) over ``axes`` (keepdims), with the mean and rsqrt(var + eps)."""
+def _moments(ctx: NodeContext, x: SSAValue, axes: list[int]) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(mean, x − mean, population variance) over ``axes`` (keepdims)."""
     mean = mean_keepdims(ctx, x, axes)
     d = sub(ctx.g, x, mean)
-    var = mean_keepdims(ctx, mul(ctx.g, d, d), axes)
+    return mean, d, mean_keepdims(ctx, mul(ctx.g, d, d), axes)
+
+
+def _normalize(ctx: NodeContext, x: SSAValue, axes: list[int], eps: float) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(x − mean)·rsqrt(var + eps) over ``axes`` (keepdims), with the mean and rsqrt(var + eps)."""
+    mean, d, var = _moments(ctx, x, axes)
     rstd = _rsqrt(ctx, add(ctx.g, var, scalar(ctx.g, eps, var)))
     return mul(ctx.g, d, rstd), mean, rstd
 
@@ -67,15 +72,15 @@ def _param(ctx: NodeContext, i: int, shape: tuple[int, ...], like: SSAValue) -> 
 def BatchNormalization(ctx: NodeContext) -> Result:
     """BatchNormalization in inference form: ``y = x·s + t`` with ``s = scale / sqrt(var + eps)`` and
     ``t = B − mean·s`` per channel (axis 1). With constant statistics s and t are folded at import
-    (float64, then rounded to the input type) and the node is one MUL and one ADD. Training mode
-    (``training_mode = 1``) and the running/saved statistics outputs are not supported; opset 7's
+    (float64, then rounded to the input type) and the node is one MUL and one ADD. ``training_mode = 1``
+    (opset 14+) is ``_batchnorm_training``; opset 6-13's saved statistics outputs are not supported; opset 7's
     ``spatial = 0`` is supported when the parameters are per channel ([C])."""
     xv = ctx.input(0)
     require_float(ctx, xv)
     ctx.attr("momentum")
-    if int(ctx.attr("training_mode", 0)):
-        raise ctx.error("training_mode = 1 is not supported (inference form only)")
-    single_output(ctx, "training statistics")
+    training = bool(int(ctx.attr("training_mode", 0)))
+    if not training:
+        single_output(ctx, "training statistics")
     eps = float(ctx.attr("epsilon", 1e-5))
     spatial = int(ctx.attr("spatial", 1))
     if xv.rank < 2:
@@ -87,6 +92,8 @@ def BatchNormalization(ctx: NodeContext) -> Result:
         raise ctx.error(f"{what} {[list(p.shape) for p in params]} are not supported (expected [{c}])")
     bshape = (1, c) + (1,) * (xv.rank - 2)
     x = value_of(ctx, xv)
+    if training:
+        return _batchnorm_training(ctx, x, bshape, eps)
     if all(p.is_const for p in params):
         scale, bias, mean, var = (np.asarray(p.const, dtype=np.float64) for p in params)
         s = scale / np.sqrt(var + eps)
@@ -96,6 +103,26 @@ def BatchNormalization(ctx: NodeContext) -> Result:
     scale, bias, mean, var = (_param(ctx, i, bshape, x) for i in range(1, 5))
     s = mul(ctx.g, scale, _rsqrt(ctx, add(ctx.g, var, scalar(ctx.g, eps, var))))
     return [add(ctx.g, mul(ctx.g, sub(ctx.g, x, mean), s), bias)]
+
+
+def _batchnorm_training(ctx: NodeContext, x: SSAValue, bshape: tuple[int, ...], eps: float) -> Result:
+    """BatchNormalization with ``training_mode = 1`` (opset 14+), as ``onnx.reference`` computes it: the batch
+    mean and population variance per channel (over every axis but 1) normalise x,
+    ``y = scale·(x − mean)/sqrt(var + eps) + B``; ``running_mean = input_mean·momentum + mean·(1 − momentum)``
+    and ``running_var`` likewise from the batch's population variance (opset 15 spec)."""
+    if any(ctx.input(i).kind is not ctx.input(0).kind for i in (3, 4)):
+        raise ctx.error("training_mode = 1 with input_mean / input_var of another type than X is not supported "
+                        "(the running statistics are computed in X's type)")
+    momentum = float(ctx.attr("momentum", 0.9))
+    axes = [0, *range(2, len(bshape))]
+    mean, d, var = _moments(ctx, x, axes)
+    rstd = _rsqrt(ctx, add(ctx.g, var, scalar(ctx.g, eps, var)))
+    scale, bias, input_mean, input_var = (_param(ctx, i, bshape, x) for i in range(1, 5))
+    y = add(ctx.g, mul(ctx.g, mul(ctx.g, d, rstd), scale), bias)
+    keep, take = scalar(ctx.g, momentum, mean), scalar(ctx.g, 1.0 - momentum, mean)
+    running = [add(ctx.g, mul(ctx.g, prev, keep), mul(ctx.g, cur, take))
+               for prev, cur in ((input_mean, mean), (input_var, var))]
+    return [y, *(reshape(ctx.g, r, (bshape[1],)) for r in running)]
 
 
 @lowering("InstanceNormalization")

@@ -13,6 +13,7 @@ from nnkiln.dialects.tosa.base import Kind
 from nnkiln.frontends.common.arith import kind_of_value, shape_of
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.lowerings import lowering
+from nnkiln.frontends.onnx.lowerings._elementwise_common import math_custom
 from nnkiln.frontends.onnx.lowerings._integers import rescale
 from nnkiln.frontends.onnx.lowerings._quant_common import (
     DQ_KINDS,
@@ -196,17 +197,19 @@ def DynamicQuantizeLinear(ctx: NodeContext) -> Result:
     ``zp = saturate(round(-lo / scale))``, ``y = saturate(round(x / scale) + zp)`` (round half to even).
     Constant inputs are folded at import. A run-time input is computed in the graph, since the values are
     data-dependent but the shapes are not: REDUCE_MIN/MAX over the flattened tensor, then float
-    arithmetic; TOSA 0.30 has no float division, so ``/ 255`` and ``/ scale`` are multiplications by
-    RECIPROCAL (at most 1 ulp from the quotient, hence at most 1 LSB from onnxruntime at rounding ties).
+    arithmetic; TOSA 0.30 has no float division, and ``a · RECIPROCAL(b)`` is up to an ulp off the quotient,
+    which moves a rounding tie by 1 LSB: the three quotients are ``math.div`` (the correctly rounded division,
+    one ``tosa.custom``), so the results are onnxruntime's exactly.
     An all-zero input gives scale 0, zero point 0 and y = 0 (the quotient is computed with scale 1).
-    The run-time zero point is a [1] tensor: TOSA 0.30 has no rank-0 uint8 tensor."""
+    The run-time zero point is a [1] tensor for the ops reading it (TOSA 0.30 has no rank-0 uint8 tensor), and
+    as a graph output a rank-0 int32 declared uint8 (``TensorValue.wide``)."""
     xv = ctx.input(0)
     if not xv.is_const:
         return _dynamic_quantize_runtime(ctx)
     x = np.asarray(xv.const).astype(np.float32)
     lo = min(0.0, float(x.min())) if x.size else 0.0
     hi = max(0.0, float(x.max())) if x.size else 0.0
-    scale = np.float32((hi - lo) / 255.0)
+    scale = (np.float32(hi) - np.float32(lo)) / np.float32(255)  # float32 arithmetic, as onnx.reference
     if scale == 0:
         zp = np.uint8(0)
         y = np.zeros(x.shape, np.uint8)
@@ -219,9 +222,9 @@ def DynamicQuantizeLinear(ctx: NodeContext) -> Result:
 
 def _dynamic_quantize_runtime(ctx: NodeContext) -> Result:
     from nnkiln.dialects.tosa.ops_comparison import EqualOp
-    from nnkiln.dialects.tosa.ops_elementwise_binary import MaximumOp, MinimumOp, MulOp, SubOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MaximumOp, MinimumOp, SubOp
     from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
-    from nnkiln.dialects.tosa.ops_elementwise_unary import NegateOp, ReciprocalOp
+    from nnkiln.dialects.tosa.ops_elementwise_unary import NegateOp
     from nnkiln.dialects.tosa.ops_reduction import ReduceMaxOp, ReduceMinOp
     from nnkiln.dialects.tosa.ops_type_conversion import CastOp
     from nnkiln.frontends.common.broadcast import reshape
@@ -240,21 +243,19 @@ def _dynamic_quantize_runtime(ctx: NodeContext) -> Result:
     zero = scalar_const(ctx, 0.0, F32, 1)
     lo = emit(ctx, MinimumOp, [emit(ctx, ReduceMinOp, [flat], F32, axis=0), zero], F32)
     hi = emit(ctx, MaximumOp, [emit(ctx, ReduceMaxOp, [flat], F32, axis=0), zero], F32)
-    scale = emit(ctx, MulOp, [emit(ctx, SubOp, [hi, lo], F32), scalar_const(ctx, np.float32(1 / 255), F32, 1)],
-                 F32, shift=0)
+    scale = math_custom(ctx, "div", [emit(ctx, SubOp, [hi, lo], F32), scalar_const(ctx, 255.0, F32, 1)], F32)
     is_zero = emit(ctx, EqualOp, [scale, zero], Kind.BOOL)  # all-zero input
     safe = emit(ctx, SelectOp, [is_zero, scalar_const(ctx, 1.0, F32, 1), scale], F32)
-    inv = emit(ctx, ReciprocalOp, [safe], F32)
-    zp_f = emit(ctx, MulOp, [emit(ctx, NegateOp, [lo], F32), inv], F32, shift=0)
+    zp_f = math_custom(ctx, "div", [emit(ctx, NegateOp, [lo], F32), safe], F32)
     zp_i32 = clamp_i32(ctx, emit(ctx, CastOp, [zp_f], I32), 0, 255)
-    inv_b = reshape(ctx.g, inv, [1] * rank)
     zp_b = reshape(ctx.g, zp_i32, [1] * rank)
-    y = _dyn_round(ctx, emit(ctx, MulOp, [x, inv_b], F32, shift=0), zp_b, U8)
+    y = _dyn_round(ctx, math_custom(ctx, "div", [x, reshape(ctx.g, safe, [1] * rank)], F32), zp_b, U8)
     # TOSA 0.30 has no rank-0 uint8 tensor (RESCALE needs rank >= 1, RESHAPE has no unsigned mode): the
-    # zero point is a [1] tensor, which every zero-point input accepts; as a graph output it cannot be.
-    if len(ctx.node.output) > 2 and ctx.node.output[2] in ctx.importer.graph_outputs:
-        raise ctx.error("the zero point y_zero_point as a graph output is not supported (a rank-0 uint8 tensor)")
-    return [y, reshape(ctx.g, scale, []), narrow_i32(ctx, zp_i32, U8)]
+    # zero point is a [1] tensor, which every zero-point input accepts, and a graph output takes its int32
+    # rank-0 form (``TensorValue.wide``), declared uint8 at the boundary.
+    zp = TensorValue.of(narrow_i32(ctx, zp_i32, U8))
+    zp.wide = reshape(ctx.g, zp_i32, [])
+    return [y, reshape(ctx.g, scale, []), zp]
 
 
 # ------------------------------------------------------------------------------------------------

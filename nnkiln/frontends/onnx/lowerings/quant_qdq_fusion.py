@@ -388,8 +388,8 @@ def _u8_via_i8(ctx: NodeContext) -> Sequence[Any] | None:
         return None
     idxs = [0] if ctx.op_type != "Concat" else list(range(len(ctx.inputs)))
     tvs = [ctx.inputs[i] for i in idxs]
-    if not all(tv is not None and tv.kind is U8 for tv in tvs):
-        return None
+    if not all(tv is not None and tv.kind is U8 and tv.wide is None for tv in tvs):
+        return None  # (a value computed in int32, ``TensorValue.wide``: the plain lowering decides)
     if all(tv is None or tv.is_const for tv in ctx.inputs):
         return None  # all constant: folded by the plain lowering
     inputs = list(ctx.inputs)

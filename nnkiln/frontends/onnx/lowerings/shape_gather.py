@@ -6,9 +6,10 @@ Run-time indices (Gather, GatherND, ScatterElements, ScatterND) become flat int3
 graph (negative indices shifted by the extent with GREATER/ADD/SELECT, times the strides, summed) and feed one
 GATHER or SCATTER. A position whose index tuple has an index outside its extent is set to -1, so the run fails
 with TOSA's REQUIRE error instead of reading a neighbouring element; repeated scatter targets fail the same way
-(SCATTER's ``output_modified`` check). Scatter reductions (``add``, ``mul``, ``max``, ``min``)
-need constant indices: the updates are applied in index order, in rounds of distinct targets (GATHER, combine,
-SCATTER per round), which is ONNX's sequential definition exactly.
+(SCATTER's ``output_modified`` check). Scatter reductions (``add``, ``mul``, ``max``, ``min``) with constant
+indices apply the updates in index order, in rounds of distinct targets (GATHER, combine, SCATTER per round),
+which is ONNX's sequential definition exactly; with run-time indices they fold the updates through a one-hot
+mask of positions x updates (``_scatter_reduce``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from nnkiln.frontends.common.arith import etype, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
+from nnkiln.frontends.onnx.lowerings._scatter_reduce import scatter_reduce
 from nnkiln.frontends.onnx.lowerings._shape_common import (
     Result,
     as_gatherable,
@@ -167,13 +169,19 @@ def _poison(ctx: NodeContext, flat: SSAValue, bad: SSAValue | None) -> SSAValue:
     return ctx.g.value(SelectOp, [bad, minus1, flat], element_type(Kind.I32))
 
 
+def _check_along_axis(ctx: NodeContext, shape: Sequence[int], axis: int) -> None:
+    """The run-time indices (input 1) have the data's rank and no larger extent off ``axis``."""
+    ind = ctx.input(1)
+    if ind.rank != len(shape) or any(i > d for a, (i, d) in enumerate(zip(ind.shape, shape)) if a != axis):
+        raise ctx.error(f"indices of shape {list(ind.shape)} do not fit data {list(shape)} along axis {axis}")
+
+
 def _along_axis(ctx: NodeContext, shape: Sequence[int], axis: int) -> SSAValue:
     """int32 ``[1, U]`` flat positions in a tensor of ``shape`` of the elements of run-time indices (input 1,
     U elements, same rank) along ``axis``: each element's own coordinates off the axis (a constant part) plus
     its normalised index times the axis stride."""
     ind = ctx.input(1)
-    if ind.rank != len(shape) or any(i > d for a, (i, d) in enumerate(zip(ind.shape, shape)) if a != axis):
-        raise ctx.error(f"indices of shape {list(ind.shape)} do not fit data {list(shape)} along axis {axis}")
+    _check_along_axis(ctx, shape, axis)
     positions = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
     coords = list(np.indices(ind.shape, dtype=np.int64))
     coords[axis] = np.zeros(ind.shape, np.int64)
@@ -223,17 +231,23 @@ _COMBINE = {"add": AddOp, "mul": MulOp, "max": MaximumOp, "min": MinimumOp}
 _NP_COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
-def _scatter_flat(ctx: NodeContext, targets: np.ndarray | SSAValue) -> list[Result]:
-    """SCATTER of input 2 (updates) into input 0 at the flat positions ``targets`` (constant, or a run-time
-    int32 ``[1, U]`` value); with a reduction, in rounds of distinct constant targets (module docstring)."""
+def _reduction(ctx: NodeContext) -> str:
+    """The ``reduction`` attribute: ``none`` or one of ``_COMBINE``'s."""
     reduction = str(ctx.attr("reduction", "none"))
     if reduction != "none" and reduction not in _COMBINE:
         raise ctx.error(f"reduction '{reduction}' is not supported")
+    return reduction
+
+
+def _scatter_flat(ctx: NodeContext, targets: np.ndarray | SSAValue) -> list[Result]:
+    """SCATTER of input 2 (updates) into input 0 at the flat positions ``targets`` (constant, or a run-time
+    int32 ``[1, U]`` value without a reduction); with a reduction, in rounds of distinct constant targets
+    (module docstring)."""
+    reduction = _reduction(ctx)
     data, upd = ctx.input(0), ctx.input(2)
     size = math.prod(data.shape)
     if isinstance(targets, SSAValue):
-        if reduction != "none":
-            raise ctx.error(f"reduction '{reduction}' with run-time indices is not supported (constant indices only)")
+        assert reduction == "none"
         rounds: list[tuple[np.ndarray | SSAValue, np.ndarray]] = [(targets, np.arange(math.prod(upd.shape)))]
     else:
         targets = np.asarray(targets, dtype=np.int64).reshape(-1)
@@ -275,6 +289,21 @@ def _scatter_flat(ctx: NodeContext, targets: np.ndarray | SSAValue) -> list[Resu
     return [out]
 
 
+def _scatter_elements_reduce(ctx: NodeContext, axis: int) -> SSAValue:
+    """ScatterElements with a reduction at run-time indices (``_scatter_reduce``): indices as large as the data
+    off ``axis`` give the mask ``[before, extent, indices' extent, after]``; smaller ones, flat positions."""
+    data, ind = ctx.input(0), ctx.input(1)
+    _check_along_axis(ctx, data.shape, axis)
+    u = math.prod(ind.shape)
+    if all(i == d for a, (i, d) in enumerate(zip(ind.shape, data.shape)) if a != axis):
+        a, t, b = collapse_axis(data.shape, axis)
+        targets = _poison(ctx, *_runtime_flat(ctx, runtime_indices(ctx, 1), 1, u, [t]))
+        dims = (a, t, ind.shape[axis], b)
+    else:
+        targets, dims = _along_axis(ctx, data.shape, axis), (1, math.prod(data.shape), u, 1)
+    return scatter_reduce(ctx, ctx.tensor(0), targets, ctx.tensor(2), dims, _reduction(ctx))
+
+
 @lowering("ScatterElements")
 def ScatterElements(ctx: NodeContext) -> list[Result]:
     data = ctx.input(0)
@@ -283,6 +312,8 @@ def ScatterElements(ctx: NodeContext) -> list[Result]:
     if not ind.is_const:
         if ind.shape != ctx.input(2).shape:
             raise ctx.error(f"indices {list(ind.shape)} and updates {list(ctx.input(2).shape)} must have equal shapes")
+        if _reduction(ctx) != "none":
+            return [_scatter_elements_reduce(ctx, axis)]
         return _scatter_flat(ctx, _along_axis(ctx, data.shape, axis))
     idx = _norm_indices(ctx, ctx.const(1, "indices"), data.shape[axis])
     positions = np.arange(math.prod(data.shape), dtype=np.int64).reshape(data.shape)
@@ -308,6 +339,9 @@ def ScatterND(ctx: NodeContext) -> list[Result]:
         w = math.prod(ind.shape[:-1])
         flat = _poison(ctx, *_runtime_flat(ctx, runtime_indices(ctx, 1), 1, w, list(data.shape[:q])))
         c = math.prod(data.shape[q:])
+        if _reduction(ctx) != "none":
+            dims = (1, math.prod(data.shape[:q]), w, c)
+            return [scatter_reduce(ctx, ctx.tensor(0), flat, ctx.tensor(2), dims, _reduction(ctx))]
         if c > 1:  # each index addresses a slice of c elements: positions flat·c + 0..c-1
             i32 = element_type(Kind.I32)
             flat = ctx.g.value(MulOp, [reshape(ctx.g, flat, (1, w, 1)), const(ctx, np.full((1, 1, 1), c, np.int32))],
