@@ -155,14 +155,22 @@ def inspect_parser() -> argparse.ArgumentParser:
 
 
 def _read_blob(path: str):  # noqa: ANN202
+    """Decode and validate the blob as ``run`` does: the decoder's rules, then every task's kernel is built
+    (``Executable``), so that ``inspect`` accepts exactly the blobs that ``run`` loads."""
     from nnkiln.blob.reader import decode
+    from nnkiln.runtime.executable import Executable
 
     try:
         with open(path, "rb") as f:
             raw = f.read()
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err}") from None
-    return decode(raw)
+    try:
+        blob = decode(raw)
+        Executable(blob, raw, threads=1)
+    except NnkilnError as err:
+        raise type(err)(f"{path}: {err}") from None
+    return blob
 
 
 def _inspect(args: argparse.Namespace) -> int:

@@ -37,6 +37,19 @@ def detect_format(path: str) -> str:
     raise InputError(f"{path}: unknown model format (expected .mlir, .onnx, .tosa, an NNEF folder or .tgz)")
 
 
+def verify_naming_file(module: ModuleOp, path: str, verify: Any) -> None:
+    """``verify(module)``; a ``VerifyError``'s location is prefixed with ``path`` (so that the error names the file,
+    as every other load error does)."""
+    from nnkiln.ir.errors import VerifyError
+
+    try:
+        verify(module)
+    except VerifyError as err:
+        if not err.location.startswith(path):
+            err.location = f"{path}: {err.location}" if err.location else path
+        raise
+
+
 def load(path: str, shapes: Mapping[str, Sequence[int]] | None = None,
          constants: Mapping[str, Any] | None = None) -> ModuleOp:
     """Import a model file of any supported format as a verified ``tosa``-level module. ``constants`` binds graph
@@ -58,7 +71,7 @@ def _load(path: str, shapes: Mapping[str, Sequence[int]] | None, constants: Mapp
         from nnkiln.ir.verify import verify_module
 
         module = parse_module_file(path)
-        verify_module(module)
+        verify_naming_file(module, path, verify_module)
         return module
     if fmt == "onnx":
         from nnkiln.frontends.onnx import load_onnx

@@ -61,9 +61,10 @@ from nnkiln.ir.errors import VerifyError
 def describe_op(op: Operation) -> str:
     """Where an op is: ``@main, op #3 (%conv)``: its function, its index in its block, its result name."""
     func = op
-    while func.parent_op() is not None and not hasattr(func, "sym_name"):
+    while func.parent_op() is not None and getattr(func, "sym_name", None) is None:
         func = func.parent_op()  # type: ignore[assignment]
-    where = f"@{func.sym_name.data}" if hasattr(func, "sym_name") else ""  # type: ignore[attr-defined]
+    name = getattr(func, "sym_name", None)  # None: a module without a name, or no function around the op
+    where = f"@{name.data}" if name is not None else ""
     from nnkiln.ir.diagnostics import op_source
 
     text = f"op #{_index(op)}"

@@ -365,7 +365,7 @@ _MAX_PROBE_BYTES = 1 << 32
 
 
 def load_blob(source: str | os.PathLike[str] | bytes | bytearray | memoryview, *,
-              max_arena_bytes: int = 1 << 36, threads: int | None = None) -> Executable:
+              max_arena_bytes: int | None = None, threads: int | None = None) -> Executable:
     """Validate a blob (bytes or a file path) and build its ``Executable`` (``threads``: see the module
     docstring); ``BlobError`` if invalid."""
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -377,8 +377,13 @@ def load_blob(source: str | os.PathLike[str] | bytes | bytearray | memoryview, *
         except OSError as err:
             raise InputError(f"{source}: cannot read: {err}") from None
     start = time.perf_counter()
-    blob = decode(raw, max_arena_bytes=max_arena_bytes)
-    exe = Executable(blob, raw, threads)
+    try:
+        blob = decode(raw, max_arena_bytes=max_arena_bytes)
+        exe = Executable(blob, raw, threads)
+    except NnkilnError as err:  # name the file
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            raise
+        raise type(err)(f"{os.fspath(source)}: {err}") from None
     exe.stats["load_seconds"] = time.perf_counter() - start
     return exe
 

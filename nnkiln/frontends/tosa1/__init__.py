@@ -20,10 +20,11 @@ def load_tosa1(path: str):  # noqa: ANN201 - returns an xDSL ModuleOp
     """Import a TOSA 1.x flatbuffer (a ``.tosa`` file, or a ``tosa_verif_build_tests`` case folder) as a verified
     ``tosa``-level module: ``nnkiln.load``'s TOSA path. The module's inputs and outputs carry the 1.x tensor names
     (``nnkiln.name``)."""
+    from nnkiln.frontends import verify_naming_file
     from nnkiln.ir.verify import verify_module
 
     module = import_tosa1_file(path).module
-    verify_module(module)
+    verify_naming_file(module, path, verify_module)
     return module
 
 
