@@ -19,6 +19,7 @@ module imports nothing from nnkiln but ``nnkiln.errors`` (a shared leaf module: 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 
 from nnkiln.errors import InputError
@@ -83,37 +84,34 @@ def check_bytes(nbytes: int, what: str, detail: str = "") -> None:
                          "(set NNKILN_MAX_TENSOR_BYTES to allow more)")
 
 
-_OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
-_CLOSE = {")", "]", "}", ">"}
+_OPEN = frozenset("([{<")
+_TOKENS = {
+    (False, True): re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|->|[(\[{<)\]}>]'),
+    (True, True): re.compile(r'"(?:[^"\\\n]|\\.)*"?|\'(?:[^\'\\\n]|\\.)*\'?|#[^\n]*|->|[(\[{<)\]}>]'),
+    (False, False): re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|[(\[{)\]}]'),
+    (True, False): re.compile(r'"(?:[^"\\\n]|\\.)*"?|\'(?:[^\'\\\n]|\\.)*\'?|#[^\n]*|[(\[{)\]}]'),
+}
 
 
-def nesting_depth(text: str, limit: int = MAX_NESTING, hash_comments: bool = False) -> tuple[int, int]:
-    """The deepest bracket nesting of ``text`` (``( [ { <``, ignoring ``"..."`` strings, ``//`` comments, ``#``
-    comments if ``hash_comments`` (NNEF; in MLIR ``#`` starts an alias), and ``->``) up to ``limit + 1``, and the
-    offset where it went over ``limit`` (-1 if never). Linear in the length of ``text``."""
+def nesting_depth(text: str, limit: int = MAX_NESTING, hash_comments: bool = False,
+                  angles: bool = True) -> tuple[int, int]:
+    """The deepest bracket nesting of ``text`` (``( [ {``, and ``<`` if ``angles``; ignoring ``"..."`` strings,
+    ``//`` comments (MLIR), or ``#`` comments and ``'...'`` strings if ``hash_comments`` (NNEF), and ``->``) up to
+    ``limit + 1``, and the offset where it went over ``limit`` (-1 if never). Linear in the length of ``text``
+    (one regular-expression scan visiting only brackets, strings and comments)."""
     depth = deepest = 0
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"' and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-            continue
-        if (c == "/" and text.startswith("//", i)) or (c == "#" and hash_comments):
-            j = text.find("\n", i)
-            i = n if j < 0 else j + 1
+    for m in _TOKENS[(hash_comments, angles)].finditer(text):
+        c = m.group()
+        if len(c) != 1:  # a string, a comment or '->'
             continue
         if c in _OPEN:
             depth += 1
             if depth > deepest:
                 deepest = depth
                 if depth > limit:
-                    return depth, i
-        elif c in _CLOSE and not (c == ">" and i and text[i - 1] == "-"):
-            depth = max(0, depth - 1)
-        i += 1
+                    return depth, m.start()
+        elif depth:
+            depth -= 1
     return deepest, -1
 
 
@@ -122,6 +120,10 @@ def check_nesting(text: str, what: str, limit: int = MAX_NESTING, hash_comments:
     line and column where the limit was passed."""
     _, pos = nesting_depth(text, limit, hash_comments)
     if pos >= 0:
-        line = text.count("\n", 0, pos) + 1
-        column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        line, column = line_column(text, pos)
         raise LimitError(f"{what}:{line}:{column}: brackets nested more than {limit} deep")
+
+
+def line_column(text: str, pos: int) -> tuple[int, int]:
+    """1-based line and column of offset ``pos``."""
+    return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1

@@ -353,7 +353,12 @@ class Executable:
             threads = [threading.Thread(target=worker, args=(q,), daemon=True) for q in self._units[1:]]
             for th in threads:
                 th.start()
-            worker(self._units[0])
+            try:
+                worker(self._units[0])
+            except BaseException as err:  # Ctrl-C while this thread waited on a barrier: stop the workers too
+                with cond:
+                    failure.append(err)
+                    cond.notify_all()
             for th in threads:
                 th.join()
         if failure:
