@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import ErasedSSAValue, Operation
+from xdsl.ir import ErasedSSAValue, Operation, OpResult
 from xdsl.irdl import IRDLOperation
 from xdsl.irdl.constraints import BaseAttr, EqIntConstraint, RangeLengthConstraint, RangeOf, VerificationContext
 from xdsl.irdl.operations import (
@@ -384,5 +384,32 @@ def verify_op(op: Operation, *, fast: bool = True) -> None:
 
 
 def verify_module(module: ModuleOp, *, fast: bool = True) -> None:
-    """Verify a whole module (see ``verify_op``)."""
+    """Verify a whole module (see ``verify_op``), then that every value is defined before it is used."""
     verify_op(module, fast=fast)
+    check_defined_before_use(module)
+
+
+def check_defined_before_use(module: Operation) -> None:
+    """Every operand is the result of an earlier op of its block or of a block around it (or a block argument).
+    xDSL's parser accepts forward references and its verifier does not check dominance; the passes assume it
+    (a use before the definition made ``optimize-async-deps`` fail with an IndexError). Linear in the ops."""
+    position: dict[int, int] = {}
+    count: dict[int, int] = {}
+    for op in module.walk():
+        block = op.parent_block()
+        key = id(block)
+        position[id(op)] = count.get(key, 0)
+        count[key] = position[id(op)] + 1
+    for op in module.walk():
+        for k, v in enumerate(op.operands):
+            if not isinstance(v, OpResult):
+                continue
+            definer = v.op
+            block = definer.parent_block()
+            user = op
+            while user is not None and user.parent_block() is not block:
+                user = user.parent_op()
+            if user is None or position[id(user)] <= position[id(definer)]:
+                name = f" (%{v.name_hint})" if v.name_hint else ""
+                raise VerifyError(f"operand #{k}{name} is used before it is defined (or outside its region)",
+                                  op_name=op.name, rule="definition before use", location=describe_op(op))

@@ -78,7 +78,8 @@ def _check_nesting(text: str, file: str) -> None:
     depth, pos = nesting_depth(text, MAX_NESTING, hash_comments=True, angles=False)
     if pos >= 0:
         line, column = line_column(text, pos)
-        raise NnefError(f"brackets nested more than {MAX_NESTING} deep (nnkiln's limit)", file=file, line=line,
+        raise NnefError(f"§3.2: expression nested too deeply: brackets nested more than {MAX_NESTING} deep "
+                        "(nnkiln's limit)", file=file, line=line,
                         column=column)
 
 

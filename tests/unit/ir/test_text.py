@@ -111,3 +111,16 @@ def test_a_stray_return_in_a_module_is_a_verify_error() -> None:
 
     with pytest.raises(VerifyError, match="expects parent op 'func.func'"):
         verify_module(parse_module('"func.return"() : () -> ()\n'))
+
+
+def test_a_value_used_before_its_definition_is_a_verify_error() -> None:
+    """xDSL's parser accepts forward references; the passes assume definitions come first (issue 21: an
+    IndexError in optimize-async-deps)."""
+    from nnkiln.ir.errors import VerifyError
+    from nnkiln.ir.verify import verify_module
+
+    text = ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = tosa.abs %1 : (tensor<2xf32>) -> tensor<2xf32>\n"
+            "  %1 = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>\n  func.return %0 : tensor<2xf32>\n}\n")
+    with pytest.raises(VerifyError, match="operand #0 .*used before it is defined"):
+        verify_module(parse_module(text))
+    verify_module(parse_module(text.replace("%1 : (", "%a : (", 1)))  # in order: fine
