@@ -181,7 +181,12 @@ class Executable:
             for i, t in enumerate(blob.tasks):
                 queues.setdefault((t.executor, t.executor_index), []).append(i)
             self._queues = list(queues.values())
-            self._units = self._plan_units()
+            try:
+                self._units = self._plan_units()
+            except NnkilnError:
+                raise
+            except Exception as err:  # attrs a native binding cannot take (e.g. a zero point beyond int64)
+                raise BlobError(f"invalid blob: binding the tasks: {type(err).__name__}: {err}") from None
         self._native_only = all(isinstance(u[0], Chain) for q in self._units for u in q)
         units = self._units[0] if len(self._units) == 1 else []
         self._whole = units[0][0] if len(units) == 1 and isinstance(units[0][0], Chain) else None

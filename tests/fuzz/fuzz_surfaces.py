@@ -467,11 +467,11 @@ def run_cli(path: str) -> None:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         code = main(argv)
     text = err.getvalue().strip()
-    if code == 3 or "internal error" in text:
+    if code == 3 or "\ninternal error:" in "\n" + text:  # the CLI's message for an exception it did not expect
         raise AssertionError(f"exit {code}: {text[-300:]}")
-    if "out of memory" in text:
+    if "error: out of memory (" in text:  # the CLI's MemoryError handler
         raise MemoryError(text[-300:])
-    if "nested too deeply" in text:
+    if "error: input nested too deeply\n" in text + "\n":  # the CLI's RecursionError handler
         raise RecursionError(text[-300:])
     if code:
         raise type("CliError", (NnkilnError,), {})(f"exit {code}: {text[-300:]}")

@@ -397,4 +397,8 @@ def decode_tensor_data(data: bytes, dtype: DType, shape: list[int], name: str = 
 
 def decode_shape_data(s: TosaShape) -> list[int]:
     """A ``TosaShape``'s values (int64 little endian, ``rank`` of them)."""
-    return [int(v) for v in np.frombuffer(s.data, "<i8")[: s.rank]]
+    whole = len(s.data) // 8 * 8  # a corrupt length need not be a multiple of 8
+    values = np.frombuffer(s.data[:whole], "<i8")[: s.rank]
+    if len(values) < s.rank:
+        raise FrontendError(f"shape '{s.name}': {len(s.data)} bytes of data for rank {s.rank}")
+    return [int(v) for v in values]

@@ -44,3 +44,12 @@ def test_a_dim_over_the_budget_is_refused_naming_the_tensor(tmp_path: Path, monk
     monkeypatch.setenv("NNKILN_MAX_TENSOR_BYTES", "32")  # add_5x3_i32's tensors have 60 bytes
     with pytest.raises(LimitError, match="test.tosa: tensor 'input-0': 60 bytes .* budget of 32 bytes"):
         nnkiln.load(str(CASES[0]))
+
+
+def test_shape_data_of_a_corrupt_length_is_a_frontend_error() -> None:
+    from nnkiln.frontends.tosa1.schema import TosaShape, decode_shape_data
+    from nnkiln.ir.errors import FrontendError
+
+    assert decode_shape_data(TosaShape("s", 2, bytes(16))) == [0, 0]
+    with pytest.raises(FrontendError, match="shape 's': 13 bytes of data for rank 2"):
+        decode_shape_data(TosaShape("s", 2, bytes(13)))  # np.frombuffer raised ValueError

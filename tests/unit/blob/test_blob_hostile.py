@@ -86,3 +86,13 @@ def test_the_unedited_blob_still_loads_and_inspects(tmp_path: Path, raw: bytes) 
     path.write_bytes(_edited(raw, lambda b: None))
     nnkiln.Executable.load(str(path))
     assert _inspect(path)[0] == 0
+
+
+def test_attrs_a_native_binding_cannot_take_are_a_blob_error(tmp_path: Path, raw: bytes) -> None:
+    """A zero point beyond int64 made kernels.bound raise OverflowError while chaining the tasks (issue 21)."""
+    def huge_zp(b) -> None:  # noqa: ANN001
+        t = b.tasks[0]
+        b.tasks[0] = dataclasses.replace(t, args={**t.args, "attrs": {**t.args["attrs"], "input_zp": 2**63}})
+
+    with pytest.raises(BlobError):
+        nnkiln.Executable.load(_edited(raw, huge_zp)).run({"image": np.zeros((1, 16, 16, 3), np.int8)})
