@@ -58,10 +58,9 @@ def compile_to_blob(module: Any, target: str = "cpu", pipeline: str = "default",
     """Compile ``module``; returns its ``Blob`` and the blob bytes (the ``Blob``'s constants view the bytes)."""
     from nnkiln.conversion.rt_to_blob import blob_and_bytes_from_module
 
-    start = time.perf_counter()
     rt = compile_to_rt(module, target, pipeline, threads, **kwargs)
-    return blob_and_bytes_from_module(rt, target=target, pipeline=pipeline,
-                                      compile_seconds=time.perf_counter() - start)
+    # no wall-clock time in the blob: the same module always gives the same bytes (issue 21, item 5)
+    return blob_and_bytes_from_module(rt, target=target, pipeline=pipeline)
 
 
 def compile_to_bytes(module: Any, target: str = "cpu", pipeline: str = "default", threads: int | None = None,
@@ -91,11 +90,12 @@ def compile(module: Any, target: str = "cpu", pipeline: str = "default", threads
     start = time.perf_counter()
     rt = compile_to_rt(module, target, pipeline, threads, **kwargs)
     # the runtime of this process views the IR's constants (no copy); the bytes are encoded by ``save``
-    blob = blob_in_memory_from_module(rt, target=target, pipeline=pipeline,
-                                      compile_seconds=time.perf_counter() - start)
+    compile_seconds = time.perf_counter() - start
+    blob = blob_in_memory_from_module(rt, target=target, pipeline=pipeline)  # deterministic: no time in the blob
     start = time.perf_counter()
     exe = Executable(blob)
     exe.stats["load_seconds"] = time.perf_counter() - start
+    exe.stats["compile_seconds"] = compile_seconds
     return exe
 
 

@@ -36,6 +36,7 @@ from nnkiln.blob.format import (
 )
 from nnkiln.errors import BlobError
 from nnkiln.kinds import DECLARED_DTYPES, Kind
+from nnkiln.limits import max_tensor_bytes
 
 # ----------------------------------------------------------------------------------------------
 # Decoding with validation
@@ -107,8 +108,22 @@ def _shape(rank: int, dims: tuple[int, ...], what: str) -> tuple[int, ...]:
     return shape
 
 
-def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 36) -> Blob:
-    """Decode and fully validate a blob; ``BlobError`` names the first broken rule."""
+def _check_numbers(meta: dict[str, Any]) -> None:
+    """The optional numeric METADATA fields, when present: ``compile_seconds`` a finite number >= 0,
+    ``num_physical_barriers`` an integer >= 0 (the runtime and ``inspect`` read them)."""
+    import math
+
+    secs = meta.get("compile_seconds", 0.0)
+    if not isinstance(secs, (int, float)) or isinstance(secs, bool) or not math.isfinite(secs) or secs < 0:
+        raise _fail(f"METADATA compile_seconds = {secs!r} is not a finite number >= 0")
+    n = meta.get("num_physical_barriers", 0)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise _fail(f"METADATA num_physical_barriers = {n!r} is not a non-negative integer")
+
+
+def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int | None = None) -> Blob:
+    """Decode and fully validate a blob; ``BlobError`` names the first broken rule. The arena and every graph input
+    and output must fit the byte budget (``max_arena_bytes``, default ``nnkiln.limits.max_tensor_bytes()``)."""
     mv = memoryview(data).cast("B") if not isinstance(data, memoryview) else data.cast("B")
     if len(mv) < _HEADER.size:
         raise _fail(f"{len(mv)} bytes is shorter than the {_HEADER.size}-byte header (truncated)")
@@ -207,9 +222,12 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 
     gemm = meta.get("gemm")
     if gemm is not None and gemm not in ("native", "blas"):
         raise _fail(f"METADATA gemm = {gemm!r} is not \"native\" or \"blas\"")
+    _check_numbers(meta)
     arena = meta["arena_bytes"]
+    if max_arena_bytes is None:
+        max_arena_bytes = max_tensor_bytes()
     if arena > max_arena_bytes:
-        raise _fail(f"arena of {arena} bytes exceeds the limit of {max_arena_bytes} bytes")
+        raise _fail(f"arena of {arena} bytes exceeds the limit of {max_arena_bytes} bytes (NNKILN_MAX_TENSOR_BYTES)")
 
     # io
     r = _Reader(secs[SectionKind.IO], "IO")
@@ -224,6 +242,9 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int = 1 << 
         io = IODesc(_string(strings, (so, sl), what), bool(direction), _kind(code, what), _shape(rank, dims, what), buf)
         if io.size != size:
             raise _fail(f"{what} '{io.name}': size {size} != product(shape) * itemsize = {io.size}")
+        if io.size > max_arena_bytes:
+            raise _fail(f"{what} '{io.name}': {io.size} bytes exceed the limit of {max_arena_bytes} bytes "
+                        "(NNKILN_MAX_TENSOR_BYTES)")
         if direction == 1:
             outputs.append(io)
         else:

@@ -125,8 +125,8 @@ def _compile(args: argparse.Namespace) -> int:
             with open(args.output, "w", encoding="utf-8") as f:
                 f.write(text)
         return 0
-    blob, raw = blob_and_bytes_from_module(rt, target=args.target, pipeline=args.pipeline,
-                                           compile_seconds=time.perf_counter() - start)
+    blob, raw = blob_and_bytes_from_module(rt, target=args.target, pipeline=args.pipeline)  # deterministic bytes
+    seconds = time.perf_counter() - start
     try:
         with open(args.output, "wb") as f:
             f.write(raw)
@@ -135,7 +135,7 @@ def _compile(args: argparse.Namespace) -> int:
     m = blob.metadata
     print(f"{args.model}: compiled to {args.output} ({len(raw)} bytes, {len(blob.tasks)} tasks, "
           f"arena {m['arena_bytes']} bytes, lower bound {m['arena_lower_bound_bytes']} bytes, "
-          f"{m['compile_seconds']:.3f} s)")
+          f"{seconds:.3f} s)")
     return 0
 
 
@@ -155,14 +155,22 @@ def inspect_parser() -> argparse.ArgumentParser:
 
 
 def _read_blob(path: str):  # noqa: ANN202
+    """Decode and validate the blob as ``run`` does: the decoder's rules, then every task's kernel is built
+    (``Executable``), so that ``inspect`` accepts exactly the blobs that ``run`` loads."""
     from nnkiln.blob.reader import decode
+    from nnkiln.runtime.executable import Executable
 
     try:
         with open(path, "rb") as f:
             raw = f.read()
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err}") from None
-    return decode(raw)
+    try:
+        blob = decode(raw)
+        Executable(blob, raw, threads=1)
+    except NnkilnError as err:
+        raise type(err)(f"{path}: {err}") from None
+    return blob
 
 
 def _inspect(args: argparse.Namespace) -> int:

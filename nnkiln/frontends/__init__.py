@@ -30,9 +30,24 @@ def detect_format(path: str) -> str:
     text = head.lstrip()
     if text.startswith((b"func.func", b"module", b"builtin.module", b'"builtin.module"', b"//", b"#")):
         return "mlir"
+    if head[4:8] == b"TOSA":  # the flatbuffer file identifier of tosa.fbs
+        return "tosa"
     if head[:1] == b"\x08":  # protobuf field 1 (ir_version), varint: how ONNX files begin
         return "onnx"
-    raise InputError(f"{path}: unknown model format (expected .mlir, .onnx, an NNEF folder or .tgz)")
+    raise InputError(f"{path}: unknown model format (expected .mlir, .onnx, .tosa, an NNEF folder or .tgz)")
+
+
+def verify_naming_file(module: ModuleOp, path: str, verify: Any) -> None:
+    """``verify(module)``; a ``VerifyError``'s location is prefixed with ``path`` (so that the error names the file,
+    as every other load error does)."""
+    from nnkiln.ir.errors import VerifyError
+
+    try:
+        verify(module)
+    except VerifyError as err:
+        if not err.location.startswith(path):
+            err.location = f"{path}: {err.location}" if err.location else path
+        raise
 
 
 def load(path: str, shapes: Mapping[str, Sequence[int]] | None = None,
@@ -56,7 +71,7 @@ def _load(path: str, shapes: Mapping[str, Sequence[int]] | None, constants: Mapp
         from nnkiln.ir.verify import verify_module
 
         module = parse_module_file(path)
-        verify_module(module)
+        verify_naming_file(module, path, verify_module)
         return module
     if fmt == "onnx":
         from nnkiln.frontends.onnx import load_onnx
@@ -69,7 +84,7 @@ def _load(path: str, shapes: Mapping[str, Sequence[int]] | None, constants: Mapp
             raise InputError(f"{path}: the NNEF frontend is not available yet") from None
         return load_nnef(path, shapes)
     if fmt == "tosa":
-        from nnkiln.frontends.tosa1 import load_tosa1  # type: ignore[attr-defined]
+        from nnkiln.frontends.tosa1 import load_tosa1
 
         return load_tosa1(path)
     raise InputError(f"{path}: unsupported format {fmt}")

@@ -22,6 +22,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from nnkiln.ir.errors import InputError
+from nnkiln.limits import check_nesting, check_tensor
 
 RESOURCE_THRESHOLD = 64
 """Constants with more elements than this print as ``dense_resource`` blobs."""
@@ -50,12 +51,36 @@ def _split_resources(text: str, filename: str) -> tuple[str, dict[str, bytes]]:
     return text[:start], blobs
 
 
+_STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+"""xDSL's string-literal pattern without its nested quantifier (``(?:[^"...]+|...)*``), which backtracks
+exponentially on an unterminated string: the same language, matched in linear time."""
+
+
 class _Parser(Parser):
-    """xDSL's parser, resolving ``dense_resource<key>`` to numpy-backed dense attributes as it parses."""
+    """xDSL's parser, resolving ``dense_resource<key>`` to numpy-backed dense attributes as it parses, lexing
+    string literals in linear time, and refusing dense literals over the tensor budget before expanding them."""
 
     def __init__(self, ctx: Context, text: str, filename: str, blobs: dict[str, bytes]):
         super().__init__(ctx, text, filename)
         self._blobs = blobs
+        self._filename = filename
+        self.lexer._unescaped_characters_regex = _STRING_LITERAL  # type: ignore[attr-defined]
+
+    def _parse_dense_literal_type(self):  # type: ignore[no-untyped-def]  # noqa: ANN202
+        """The type of a ``dense<...>`` literal, refused if over the limits: xDSL expands a splat into a Python list
+        (about 8 bytes per element more than the data), so that overhead counts against the budget too."""
+        from nnkiln.ir.elements import dtype_of
+
+        ttype = super()._parse_dense_literal_type()
+        try:
+            itemsize = dtype_of(ttype.element_type).itemsize
+        except Exception:  # noqa: BLE001 - an element type numpy cannot hold: xDSL reports it
+            return ttype
+        try:
+            check_tensor(ttype.get_shape(), itemsize + 8, f"{self._filename}: dense literal of type {ttype}")
+        except InputError as err:
+            self.raise_error(str(err).split(": ", 1)[-1])
+        return ttype
 
     def _parse_builtin_dense_resource_attr(self) -> DenseIntOrFPElementsAttr:  # type: ignore[override]
         from nnkiln.ir.elements import dtype_of
@@ -85,10 +110,15 @@ def parse_module(text: str, ctx: Context | None = None, filename: str = "<input>
 
     ctx = ctx or make_context()
     body, blobs = _split_resources(text, filename)
+    check_nesting(body, filename)
     try:
         return _Parser(ctx, body, filename, blobs).parse_module()
     except ParseError as err:
         raise InputError(_short_parse_error(str(err), filename)) from None
+    except RecursionError:  # nesting the bracket limit does not see (e.g. regions in regions)
+        raise InputError(f"{filename}: input nested too deeply to parse") from None
+    except NotImplementedError as err:  # xDSL has no storage for some element types (array<i128: ...>)
+        raise InputError(f"{filename}: unsupported: {err}") from None
     except (VerifyException, ValueError, TypeError, KeyError, IndexError, AssertionError) as err:
         # xDSL checks property constraints while building parsed ops; report them as bad input.
         raise InputError(f"{filename}: invalid IR: {str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__}") from None

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import ErasedSSAValue, Operation
+from xdsl.ir import ErasedSSAValue, Operation, OpResult
 from xdsl.irdl import IRDLOperation
 from xdsl.irdl.constraints import BaseAttr, EqIntConstraint, RangeLengthConstraint, RangeOf, VerificationContext
 from xdsl.irdl.operations import (
@@ -61,9 +61,10 @@ from nnkiln.ir.errors import VerifyError
 def describe_op(op: Operation) -> str:
     """Where an op is: ``@main, op #3 (%conv)``: its function, its index in its block, its result name."""
     func = op
-    while func.parent_op() is not None and not hasattr(func, "sym_name"):
+    while func.parent_op() is not None and getattr(func, "sym_name", None) is None:
         func = func.parent_op()  # type: ignore[assignment]
-    where = f"@{func.sym_name.data}" if hasattr(func, "sym_name") else ""  # type: ignore[attr-defined]
+    name = getattr(func, "sym_name", None)  # None: a module without a name, or no function around the op
+    where = f"@{name.data}" if name is not None else ""
     from nnkiln.ir.diagnostics import op_source
 
     text = f"op #{_index(op)}"
@@ -383,5 +384,32 @@ def verify_op(op: Operation, *, fast: bool = True) -> None:
 
 
 def verify_module(module: ModuleOp, *, fast: bool = True) -> None:
-    """Verify a whole module (see ``verify_op``)."""
+    """Verify a whole module (see ``verify_op``), then that every value is defined before it is used."""
     verify_op(module, fast=fast)
+    check_defined_before_use(module)
+
+
+def check_defined_before_use(module: Operation) -> None:
+    """Every operand is the result of an earlier op of its block or of a block around it (or a block argument).
+    xDSL's parser accepts forward references and its verifier does not check dominance; the passes assume it
+    (a use before the definition made ``optimize-async-deps`` fail with an IndexError). Linear in the ops."""
+    position: dict[int, int] = {}
+    count: dict[int, int] = {}
+    for op in module.walk():
+        block = op.parent_block()
+        key = id(block)
+        position[id(op)] = count.get(key, 0)
+        count[key] = position[id(op)] + 1
+    for op in module.walk():
+        for k, v in enumerate(op.operands):
+            if not isinstance(v, OpResult):
+                continue
+            definer = v.op
+            block = definer.parent_block()
+            user = op
+            while user is not None and user.parent_block() is not block:
+                user = user.parent_op()
+            if user is None or position[id(user)] <= position[id(definer)]:
+                name = f" (%{v.name_hint})" if v.name_hint else ""
+                raise VerifyError(f"operand #{k}{name} is used before it is defined (or outside its region)",
+                                  op_name=op.name, rule="definition before use", location=describe_op(op))

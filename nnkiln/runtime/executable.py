@@ -184,7 +184,12 @@ class Executable:
             for i, t in enumerate(blob.tasks):
                 queues.setdefault((t.executor, t.executor_index), []).append(i)
             self._queues = list(queues.values())
-            self._units = self._plan_units()
+            try:
+                self._units = self._plan_units()
+            except NnkilnError:
+                raise
+            except Exception as err:  # attrs a native binding cannot take (e.g. a zero point beyond int64)
+                raise BlobError(f"invalid blob: binding the tasks: {type(err).__name__}: {err}") from None
         self._native_only = all(isinstance(u[0], Chain) for q in self._units for u in q)
         units = self._units[0] if len(self._units) == 1 else []
         self._whole = units[0][0] if len(units) == 1 and isinstance(units[0][0], Chain) else None
@@ -356,7 +361,12 @@ class Executable:
             threads = [threading.Thread(target=worker, args=(q,), daemon=True) for q in self._units[1:]]
             for th in threads:
                 th.start()
-            worker(self._units[0])
+            try:
+                worker(self._units[0])
+            except BaseException as err:  # Ctrl-C while this thread waited on a barrier: stop the workers too
+                with cond:
+                    failure.append(err)
+                    cond.notify_all()
             for th in threads:
                 th.join()
         if failure:
@@ -368,7 +378,7 @@ _MAX_PROBE_BYTES = 1 << 32
 
 
 def load_blob(source: str | os.PathLike[str] | bytes | bytearray | memoryview, *,
-              max_arena_bytes: int = 1 << 36, threads: int | None = None) -> Executable:
+              max_arena_bytes: int | None = None, threads: int | None = None) -> Executable:
     """Validate a blob (bytes or a file path) and build its ``Executable`` (``threads``: see the module
     docstring); ``BlobError`` if invalid."""
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -380,8 +390,13 @@ def load_blob(source: str | os.PathLike[str] | bytes | bytearray | memoryview, *
         except OSError as err:
             raise InputError(f"{source}: cannot read: {err}") from None
     start = time.perf_counter()
-    blob = decode(raw, max_arena_bytes=max_arena_bytes)
-    exe = Executable(blob, raw, threads)
+    try:
+        blob = decode(raw, max_arena_bytes=max_arena_bytes)
+        exe = Executable(blob, raw, threads)
+    except NnkilnError as err:  # name the file
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            raise
+        raise type(err)(f"{os.fspath(source)}: {err}") from None
     exe.stats["load_seconds"] = time.perf_counter() - start
     return exe
 

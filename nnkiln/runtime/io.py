@@ -15,9 +15,11 @@ import numpy as np
 from nnkiln.arrayfiles import save_outputs
 from nnkiln.errors import InputError
 from nnkiln.kinds import Kind
+from nnkiln.limits import max_tensor_bytes
 
 MAX_RANDOM_INPUT_BYTES = 1 << 32
-"""``--random-inputs`` refuses to make a tensor larger than this (4 GiB): a clear error, not a MemoryError."""
+"""``--random-inputs`` refuses to draw a tensor larger than this (4 GiB) or than the tensor budget
+(``nnkiln.limits``): a clear error, not a MemoryError."""
 
 
 def random_array(name: str, kind: Kind, shape: Sequence[int], rng: np.random.Generator) -> np.ndarray:
@@ -27,10 +29,12 @@ def random_array(name: str, kind: Kind, shape: Sequence[int], rng: np.random.Gen
 
     shape = tuple(int(d) for d in shape)
     dtype = np.float32 if kind.is_float else storage_dtype(kind)
-    nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
-    if nbytes > MAX_RANDOM_INPUT_BYTES:
-        raise InputError(f"input '{name}' of shape {list(shape)} would take {nbytes} bytes; random inputs are "
-                         f"limited to {MAX_RANDOM_INPUT_BYTES} bytes (give it with --input)")
+    nbytes = int(np.prod(shape, dtype=object)) * 8  # drawn as 8-byte values, then converted
+    limit = min(MAX_RANDOM_INPUT_BYTES, max_tensor_bytes())
+    if nbytes > limit:
+        raise InputError(f"input '{name}' of shape {list(shape)} would take {nbytes} bytes while drawn (8 per element); "
+                         f"random inputs are limited to {limit} bytes (give it with --input, or raise "
+                         "NNKILN_MAX_TENSOR_BYTES)")
     if kind.is_float:
         return rng.standard_normal(shape).astype(np.float32)
     if kind is Kind.BOOL:
@@ -45,8 +49,10 @@ def report_outputs(outputs: Mapping[str, np.ndarray], print_values: bool = False
         a = np.asarray(arr)
         stats = ""
         if a.size and (a.dtype.kind in "biuf" or a.dtype == np.dtype(ml_dtypes.bfloat16)):
-            af = a.astype(np.float64)
-            stats = f" min={af.min():.6g} max={af.max():.6g} mean={af.mean():.6g}"
+            # no float64 copy of a large output: bool and bfloat16 widen to 1 and 4 bytes only
+            af = a.view(np.uint8) if a.dtype.kind == "b" else a.astype(np.float32) if a.dtype.kind == "V" or \
+                a.dtype == np.dtype(ml_dtypes.bfloat16) else a
+            stats = f" min={float(af.min()):.6g} max={float(af.max()):.6g} mean={float(af.mean(dtype=np.float64)):.6g}"
         print(f"{name}: {a.dtype}{list(a.shape)}{stats}")
         if print_values:
             print(np.array2string(a, threshold=64))

@@ -61,6 +61,7 @@ from nnkiln.frontends.nnef.ast import (
 )
 from nnkiln.frontends.nnef.lexer import Tok, Token, brief, tokenize
 from nnkiln.ir.errors import NnefError
+from nnkiln.limits import MAX_NESTING, line_column, nesting_depth
 
 EXT_FRAGMENTS = "KHR_enable_fragment_definitions"
 EXT_OPERATORS = "KHR_enable_operator_expressions"
@@ -71,10 +72,22 @@ _BUILTINS = ("shape_of", "length_of", "range_of", "integer", "scalar", "logical"
 _COMPARISON = ("<", "<=", ">", ">=", "==", "!=")
 
 
+def _check_nesting(text: str, file: str) -> None:
+    """Brackets nested deeper than ``nnkiln.limits.MAX_NESTING`` are refused before tokenizing: the parser is
+    recursive descent (deeper input would overflow the interpreter's stack)."""
+    depth, pos = nesting_depth(text, MAX_NESTING, hash_comments=True, angles=False)
+    if pos >= 0:
+        line, column = line_column(text, pos)
+        raise NnefError(f"§3.2: expression nested too deeply: brackets nested more than {MAX_NESTING} deep "
+                        "(nnkiln's limit)", file=file, line=line,
+                        column=column)
+
+
 class Parser:
     def __init__(self, text: str, file: str = "", *, stdlib: bool = False, lenient: bool = False) -> None:
         self.file = file
         self.lenient = lenient
+        _check_nesting(text, file)
         self.toks = tokenize(text, file)
         self.pos = 0
         self.stdlib = stdlib

@@ -15,6 +15,19 @@ from nnkiln.frontends.tosa1.importer import (
     import_tosa1_file,
 )
 
+
+def load_tosa1(path: str):  # noqa: ANN201 - returns an xDSL ModuleOp
+    """Import a TOSA 1.x flatbuffer (a ``.tosa`` file, or a ``tosa_verif_build_tests`` case folder) as a verified
+    ``tosa``-level module: ``nnkiln.load``'s TOSA path. The module's inputs and outputs carry the 1.x tensor names
+    (``nnkiln.name``)."""
+    from nnkiln.frontends import verify_naming_file
+    from nnkiln.ir.verify import verify_module
+
+    module = import_tosa1_file(path).module
+    verify_naming_file(module, path, verify_module)
+    return module
+
+
 __all__ = [
     "Tosa1ExportError",
     "export_main",
@@ -25,4 +38,5 @@ __all__ = [
     "UnsupportedIn030",
     "import_tosa1_bytes",
     "import_tosa1_file",
+    "load_tosa1",
 ]

@@ -122,11 +122,13 @@ from nnkiln.frontends.tosa1.schema import (
     TosaBasicBlock,
     TosaOperator,
     TosaTensor,
+    data_itemsize,
     decode_shape_data,
     decode_tensor_data,
     read_graph,
 )
 from nnkiln.ir.errors import FrontendError
+from nnkiln.limits import LimitError, check_tensor
 
 NAME_ATTR = "nnkiln.name"
 
@@ -208,6 +210,18 @@ def import_tosa1_file(path: str) -> Tosa1Import:
 
 def import_tosa1_bytes(data: bytes, filename: str = "<tosa>") -> Tosa1Import:
     """Import a TOSA 1.x flatbuffer (the ``main`` block of the first region)."""
+    try:
+        return _import_bytes(data, filename)
+    except FrontendError as err:  # e.g. a lazily read, corrupt attribute table: the reader did not know the file
+        err.file = err.file or filename
+        raise
+    except LimitError as err:
+        if str(err).startswith(filename):
+            raise
+        raise LimitError(f"{filename}: {err}") from None
+
+
+def _import_bytes(data: bytes, filename: str) -> Tosa1Import:
     graph = read_graph(data, filename)
     if graph.version[0] < 1:
         raise UnsupportedIn030(f"graph version {graph.version[:3]} is not TOSA 1.x", file=filename)
@@ -323,10 +337,15 @@ def _kind_of_tensor(st: _State, t: TosaTensor) -> Kind:
 
 
 def _static_shape(st: _State, t: TosaTensor) -> list[int]:
+    """The shape of ``t``, checked: ranked, static, at most rank 64 and within the limits (``nnkiln.limits``)."""
     if t.is_unranked:
         raise InvalidTosa1Graph(f"tensor '{t.name}' is unranked", rule="ranked tensors", file=st.filename)
     if any(d < 0 for d in t.shape):
         raise UnsupportedIn030(f"tensor '{t.name}' has a dynamic shape {t.shape}", file=st.filename)
+    if len(t.shape) > 64:
+        raise InvalidTosa1Graph(f"tensor '{t.name}' has rank {len(t.shape)} (at most 64)", rule="rank",
+                                file=st.filename)
+    check_tensor(t.shape, data_itemsize(t.dtype), f"{st.filename}: tensor '{t.name}'")
     return list(t.shape)
 
 
@@ -506,7 +525,7 @@ def _import_op(st: _State, op: TosaOperator) -> None:
     if code == OpCode.CONST:
         _arity(st, op, 0)
         t = _tensor(st, op.outputs[0], "CONST output")
-        if not t.data and _static_shape(st, t) and int(np.prod(t.shape)) > 0:
+        if not t.data and _static_shape(st, t) and 0 not in t.shape:
             raise InvalidTosa1Graph(f"CONST '{t.name}' has no data", rule="const data", file=st.filename, node=name)
         return  # materialized lazily on first use as a tensor (attribute-only constants vanish)
     if code == OpCode.CONST_SHAPE:

@@ -33,8 +33,10 @@ from nnkiln.frontends.tosa1.schema import (
     ResizeMode,
     RoundingMode,
     TosaOperator,
+    data_itemsize,
     decode_tensor_data,
 )
+from nnkiln.limits import check_tensor
 
 
 def fft(st: _State, op: TosaOperator, code: OpCode) -> None:
@@ -199,6 +201,7 @@ def _conv_bias(st: _State, op: TosaOperator) -> str | SSAValue:
         if not bt.data:
             raise UnsupportedIn030("a runtime bias of shape [1] broadcast over OC (0.30 needs [OC])",
                                    file=st.filename, node=op.op_name)
+        check_tensor(oc, data_itemsize(bt.dtype), f"{st.filename}: bias '{bias}' broadcast over the output channels")
         arr = np.broadcast_to(_const_array(st, bias, op).reshape(1), (oc[0],)).copy()
         c = _op_class("tosa.const").from_numpy(arr, element_type(_kind_of_tensor(st, bt)))  # type: ignore[attr-defined]
         st.ops.append(c)

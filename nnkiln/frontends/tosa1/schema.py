@@ -16,6 +16,7 @@ append-only ("New values added to the schema should be placed at the end of the 
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -25,6 +26,7 @@ from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
 from nnkiln.ir.errors import FrontendError
+from nnkiln.limits import check_tensor
 
 
 class DType(IntEnum):
@@ -98,20 +100,55 @@ _STORAGE: dict[DType, np.dtype] = {
 }
 
 
+class CorruptFlatbuffer(FrontendError):
+    """An offset, size or length of the flatbuffer points outside it (raised without the file name: the importer's
+    entry point adds it)."""
+
+
+def _guarded(method):  # noqa: ANN001, ANN202
+    """Turn the flatbuffers runtime's low-level failures on a corrupt buffer into ``CorruptFlatbuffer``: attribute
+    tables are read lazily, long after ``read_graph``, so every accessor needs the guard."""
+    import functools
+
+    @functools.wraps(method)
+    def guarded(self, *args):  # noqa: ANN001, ANN002, ANN202
+        try:
+            return method(self, *args)
+        except FrontendError:
+            raise
+        except (struct.error, TypeError, ValueError, IndexError, OverflowError, UnicodeDecodeError) as err:
+            raise CorruptFlatbuffer(f"corrupt TOSA flatbuffer ({method.__name__}): {err}") from None
+
+    return guarded
+
+
 class _T:
-    """A flatbuffer table at a position, read field by field (slot index → vtable offset)."""
+    """A flatbuffer table at a position, read field by field (slot index → vtable offset); every read is bounds
+    checked (a corrupt offset or length raises ``CorruptFlatbuffer``)."""
 
     __slots__ = ("tab",)
 
     def __init__(self, buf: bytes | bytearray, pos: int) -> None:
+        if not 0 <= pos <= len(buf) - 4:
+            raise CorruptFlatbuffer(f"corrupt TOSA flatbuffer: table offset {pos} is outside the {len(buf)} bytes")
         self.tab = Table(buf, pos)
 
     def _off(self, slot: int) -> int:
         return self.tab.Offset(4 + 2 * slot)
 
+    def _vector(self, o: int, elem_size: int) -> tuple[int, int]:
+        """(start, length) of the vector at field offset ``o``, checked to lie inside the buffer."""
+        start, n = self.tab.Vector(o), self.tab.VectorLen(o)
+        if start < 0 or start + n * elem_size > len(self.tab.Bytes):
+            raise CorruptFlatbuffer(f"corrupt TOSA flatbuffer: a vector of {n} elements at {start} runs past the "
+                                    f"end of the {len(self.tab.Bytes)} bytes")
+        return start, n
+
+    @_guarded
     def has(self, slot: int) -> bool:
         return self._off(slot) != 0
 
+    @_guarded
     def scalar(self, slot: int, flags: type, default: int | bool = 0) -> int | bool:
         o = self._off(slot)
         return self.tab.Get(flags, o + self.tab.Pos) if o else default
@@ -128,16 +165,19 @@ class _T:
     def bool(self, slot: int, default: bool = False) -> bool:
         return bool(self.scalar(slot, N.BoolFlags, default))
 
+    @_guarded
     def string(self, slot: int) -> str:
         o = self._off(slot)
         return self.tab.String(o + self.tab.Pos).decode("utf-8") if o else ""
 
+    @_guarded
     def table(self, slot: int) -> _T | None:
         o = self._off(slot)
         if not o:
             return None
         return _T(self.tab.Bytes, self.tab.Indirect(o + self.tab.Pos))
 
+    @_guarded
     def union(self, slot: int) -> _T | None:
         """The table of a union whose value is at ``slot`` (the type byte is at ``slot - 1``)."""
         o = self._off(slot)
@@ -145,40 +185,46 @@ class _T:
             return None
         t = Table(self.tab.Bytes, 0)
         self.tab.Union(t, o)
-        out = _T(self.tab.Bytes, 0)
+        out = _T(self.tab.Bytes, t.Pos)
         out.tab = t
         return out
 
+    @_guarded
     def vec_len(self, slot: int) -> int:
         o = self._off(slot)
-        return self.tab.VectorLen(o) if o else 0
+        return self._vector(o, 1)[1] if o else 0
 
+    @_guarded
     def tables(self, slot: int) -> list[_T]:
         o = self._off(slot)
         if not o:
             return []
-        start = self.tab.Vector(o)
-        return [_T(self.tab.Bytes, self.tab.Indirect(start + 4 * i)) for i in range(self.tab.VectorLen(o))]
+        start, n = self._vector(o, 4)
+        return [_T(self.tab.Bytes, self.tab.Indirect(start + 4 * i)) for i in range(n)]
 
+    @_guarded
     def strings(self, slot: int) -> list[str]:
         o = self._off(slot)
         if not o:
             return []
-        start = self.tab.Vector(o)
-        return [self.tab.String(start + 4 * i).decode("utf-8") for i in range(self.tab.VectorLen(o))]
+        start, n = self._vector(o, 4)
+        return [self.tab.String(start + 4 * i).decode("utf-8") for i in range(n)]
 
+    @_guarded
     def int32s(self, slot: int) -> list[int]:
         o = self._off(slot)
         if not o:
             return []
+        self._vector(o, 4)
         return [int(v) for v in self.tab.GetVectorAsNumpy(N.Int32Flags, o)]
 
+    @_guarded
     def ubytes(self, slot: int) -> bytes:
         o = self._off(slot)
         if not o:
             return b""
-        start = self.tab.Vector(o)
-        return bytes(self.tab.Bytes[start : start + self.tab.VectorLen(o)])
+        start, n = self._vector(o, 1)
+        return bytes(self.tab.Bytes[start : start + n])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -299,13 +345,29 @@ def read_graph(data: bytes, filename: str = "") -> TosaGraph:
     return TosaGraph(version, regions)
 
 
+_PACKED_BYTES = {DType.INT4: 0.5, DType.INT48: 6, DType.BF16: 2, DType.BOOL: 1}
+
+
+def data_itemsize(dtype: DType) -> float:
+    """Bytes per element of ``dtype`` in ``TosaTensor.data`` (0.5 for INT4; 1 for a type without a decoder)."""
+    dt = _STORAGE.get(dtype)
+    return _PACKED_BYTES.get(dtype, dt.itemsize if dt is not None else 1)
+
+
 def decode_tensor_data(data: bytes, dtype: DType, shape: list[int], name: str = "") -> np.ndarray:
     """Raw little-endian tensor bytes → numpy array of ``shape``.
 
     INT4 is packed two per byte (low nibble first) and sign-extended into int8; INT48 is 6 bytes per
-    element, sign-extended into int64; BOOL is one byte per element.
+    element, sign-extended into int64; BOOL is one byte per element. The shape is checked against the limits
+    (``nnkiln.limits``) and the data must hold every element, before anything is allocated.
     """
-    count = int(np.prod(shape)) if shape else 1
+    if len(shape) > 64:
+        raise FrontendError(f"tensor '{name}': rank {len(shape)} is over 64")
+    decoded = {DType.INT4: 1, DType.INT48: 8}.get(dtype, data_itemsize(dtype))  # bytes per element once decoded
+    count = check_tensor(shape, decoded, f"tensor '{name}'")
+    needed = (count + 1) // 2 if dtype is DType.INT4 else int(count * data_itemsize(dtype))
+    if len(data) < needed:
+        raise FrontendError(f"tensor '{name}': {len(data)} bytes of data for {count} {dtype.name} elements")
     if dtype is DType.INT4:
         raw = np.frombuffer(data, np.uint8)[: (count + 1) // 2]
         nib = np.empty(raw.size * 2, np.int8)
@@ -335,4 +397,8 @@ def decode_tensor_data(data: bytes, dtype: DType, shape: list[int], name: str = 
 
 def decode_shape_data(s: TosaShape) -> list[int]:
     """A ``TosaShape``'s values (int64 little endian, ``rank`` of them)."""
-    return [int(v) for v in np.frombuffer(s.data, "<i8")[: s.rank]]
+    whole = len(s.data) // 8 * 8  # a corrupt length need not be a multiple of 8
+    values = np.frombuffer(s.data[:whole], "<i8")[: s.rank]
+    if len(values) < s.rank:
+        raise FrontendError(f"shape '{s.name}': {len(s.data)} bytes of data for rank {s.rank}")
+    return [int(v) for v in values]

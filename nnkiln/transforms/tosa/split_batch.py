@@ -37,7 +37,7 @@ longest separable prefix in program order, then the best-scoring part of it) and
 that whole region at once; no op-local match decides whether, or how much, to split.
 
 Legal before: verified tosa IR (run after the layout and folding passes). After: the same; functions
-with nothing worth splitting are unchanged.
+with nothing worth splitting, or whose split would make more than ``MAX_SPLIT_OPS`` ops, are unchanged.
 """
 
 from __future__ import annotations
@@ -55,6 +55,10 @@ from nnkiln.analysis.batch_axis import ELEMENTWISE, Axis, input_batch, per_sampl
 from nnkiln.dialects.buf import byte_size
 from nnkiln.dialects.tosa.base import kind_of
 from nnkiln.dialects.tosa.ops_data_layout import LAYOUT_MODES, ConcatOp, SliceOp
+
+MAX_SPLIT_OPS = 4096
+"""No split makes more than this many per-sample ops (samples x split ops): the IR, and so compile time, would grow
+with the batch instead of with the work (a batch of 100000 would make millions of ops)."""
 
 VIEWS = frozenset({"tosa.reshape", "tosa.identity"})
 CONSTANTS = frozenset({"tosa.const", "const.declare"})
@@ -205,5 +209,5 @@ class SplitBatch(ModulePass):
         threshold = self.threshold_bytes if self.threshold_bytes >= 0 else get_target(self.target).split_batch_bytes
         for func in [o for o in op.walk() if isinstance(o, FuncOp) and o.body.blocks]:
             plan = plan_split(func, threshold)
-            if plan is not None:
+            if plan is not None and plan.n * len(plan.ops) <= MAX_SPLIT_OPS:
                 split(plan)

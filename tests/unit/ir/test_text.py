@@ -67,3 +67,60 @@ def test_parsing_twice_does_not_leak_resources():
     )
     for _ in range(2):
         assert float(to_numpy(_weights(parse_module(text)))[0]) == 1.0
+
+
+# ------------------------------------------------------------------------------------------------
+# hostile text (issue 21): every failure is an InputError naming the file, quickly
+
+
+@pytest.mark.parametrize("opener, closer", [("tensor<", ">"), ("(", ")"), ("[", "]"), ("memref<", ">")])
+def test_deep_nesting_is_an_input_error(opener: str, closer: str) -> None:
+    text = f"func.func @main(%a: {opener * 5000}f32{closer * 5000}) {{ func.return }}\n"
+    with pytest.raises(InputError, match="deep.mlir:1:.*nested more than 64 deep"):
+        parse_module(text, filename="deep.mlir")
+
+
+def test_an_unterminated_string_fails_in_linear_time() -> None:
+    import time
+
+    text = 'func.func @main() attributes {a = "' + "x" * 200 + '\n' + "y = 1\n" * 50
+    start = time.perf_counter()
+    with pytest.raises(InputError, match="s.mlir:1:.*closing string literal"):
+        parse_module(text, filename="s.mlir")
+    assert time.perf_counter() - start < 2  # xDSL's pattern backtracks exponentially here (hours)
+
+
+@pytest.mark.parametrize("shape", ["4294967297", "65536x65536"])
+def test_a_huge_splat_is_refused_before_it_is_expanded(shape: str) -> None:
+    text = (f'func.func @main() -> tensor<{shape}xf32> {{\n  %0 = "tosa.const"() {{values = dense<1.0> : '
+            f'tensor<{shape}xf32>}} : () -> tensor<{shape}xf32>\n  func.return %0 : tensor<{shape}xf32>\n}}\n')
+    with pytest.raises(InputError, match=r"big.mlir:2:.*dense literal of type .*(over TOSA's limit|budget)"):
+        parse_module(text, filename="big.mlir")
+
+
+def test_types_xdsl_cannot_store_are_input_errors() -> None:
+    text = ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = tosa.transpose %a {perms = array<i128: 0>}"
+            " : (tensor<2xf32>) -> tensor<2xf32>\n  func.return %a : tensor<2xf32>\n}\n")
+    with pytest.raises(InputError, match="w.mlir: unsupported: .*i128"):
+        parse_module(text, filename="w.mlir")
+
+
+def test_a_stray_return_in_a_module_is_a_verify_error() -> None:
+    from nnkiln.ir.errors import VerifyError
+    from nnkiln.ir.verify import verify_module
+
+    with pytest.raises(VerifyError, match="expects parent op 'func.func'"):
+        verify_module(parse_module('"func.return"() : () -> ()\n'))
+
+
+def test_a_value_used_before_its_definition_is_a_verify_error() -> None:
+    """xDSL's parser accepts forward references; the passes assume definitions come first (issue 21: an
+    IndexError in optimize-async-deps)."""
+    from nnkiln.ir.errors import VerifyError
+    from nnkiln.ir.verify import verify_module
+
+    text = ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = tosa.abs %1 : (tensor<2xf32>) -> tensor<2xf32>\n"
+            "  %1 = tosa.abs %a : (tensor<2xf32>) -> tensor<2xf32>\n  func.return %0 : tensor<2xf32>\n}\n")
+    with pytest.raises(VerifyError, match="operand #0 .*used before it is defined"):
+        verify_module(parse_module(text))
+    verify_module(parse_module(text.replace("%1 : (", "%a : (", 1)))  # in order: fine

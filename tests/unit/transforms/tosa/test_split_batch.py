@@ -232,3 +232,21 @@ def test_a_per_sample_op_that_does_not_verify_leaves_the_function_alone(monkeypa
         return [len(list(v.uses)) for o in m.walk() for v in o.results]
 
     assert use_counts(module) == use_counts(parse_module(text))
+
+
+def test_a_huge_batch_is_not_split_into_millions_of_ops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: a batch of 100000 made split-batch emit a copy of the prefix per sample (compile time grew with the
+    batch, not the work). Over ``MAX_SPLIT_OPS`` per-sample ops the function is left alone; at the cap it splits."""
+    import time
+
+    from nnkiln.transforms.tosa import split_batch
+
+    body = SEPARABLE["conv_clamp"].replace("tensor<3x", "tensor<100000x")
+    text = _function(body).replace("tensor<3x", "tensor<100000x")
+    start = time.perf_counter()
+    assert "tosa.slice" not in _op_names(_split(text))
+    assert time.perf_counter() - start < 5
+    monkeypatch.setattr(split_batch, "MAX_SPLIT_OPS", 6)  # 3 samples x 2 ops: still split
+    assert _op_names(_split(_function(SEPARABLE["conv_clamp"]))).count("tosa.slice") == 3
+    monkeypatch.setattr(split_batch, "MAX_SPLIT_OPS", 5)
+    assert "tosa.slice" not in _op_names(_split(_function(SEPARABLE["conv_clamp"])))
