@@ -32,6 +32,10 @@ def __getattr__(name: str) -> Any:
         from nnkiln.compiler import compile as _compile
 
         return _compile
+    if name == "InferenceSession":
+        from nnkiln.session import InferenceSession
+
+        return InferenceSession
     if name == "Executable":
         from nnkiln.runtime import Executable
 
@@ -44,6 +48,7 @@ __all__ = [
     "BlobError",
     "Executable",
     "FrontendError",
+    "InferenceSession",
     "InputError",
     "NnefError",
     "NnkilnError",

@@ -355,6 +355,11 @@ def build_parser() -> argparse.ArgumentParser:
     nnef.add_argument("--lenient", action="store_true", help="accept the known defects of the spec's own examples")
     nnef.set_defaults(fn=cmd_check_nnef)
 
+    bench = sub.add_parser("bench", help="measure a model's latency: nnkiln bench MODEL [--runs N] [--threads T] "
+                           "[--batch B] [--compare onnxruntime] [--json]", add_help=False)
+    bench.add_argument("rest", nargs=argparse.REMAINDER)
+    bench.set_defaults(fn=cmd_bench)
+
     conf = sub.add_parser("conformance", help="run tosa_verif_build_tests cases under DIR")
     conf.add_argument("dir")
     conf.add_argument("rest", nargs=argparse.REMAINDER)
@@ -362,7 +367,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from nnkiln.cli.bench_cmd import bench_main
+
+    return bench_main(args.rest)
+
+
 _PASSTHROUGH = {
+    "bench": cmd_bench,
     "compile": cmd_compile,
     "inspect": cmd_inspect,
     "export-tosa1": cmd_export_tosa1,

@@ -199,6 +199,18 @@ class Executable:
 
     # -- files ------------------------------------------------------------------------------------
 
+    @property
+    def inputs(self) -> list[tuple[str, tuple[int, ...], np.dtype]]:
+        """(name, shape, numpy dtype) of each input the program reads, in order (``ignored_inputs`` lists the others)."""
+        return [(io.name, tuple(int(d) for d in io.shape), np.dtype(dt)) for io, dt in self._in_specs]
+
+    @property
+    def outputs(self) -> list[tuple[str, tuple[int, ...], np.dtype]]:
+        """(name, shape, numpy dtype) of each output as ``run`` returns it (declared dtypes applied), in order."""
+        declared = dict(self._declared)
+        return [(n, tuple(int(d) for d in shape), np.dtype(declared.get(n, dt)))
+                for n, (shape, dt) in zip(self.output_names, self._out_specs)]
+
     def to_bytes(self) -> bytes:
         if self._raw is None:
             self._raw = encode(self.blob)
