@@ -45,6 +45,7 @@ from nnkiln.blob.reader import decode
 from nnkiln.blob.writer import encode
 from nnkiln.errors import BlobError, InputError, NnkilnError
 from nnkiln.kinds import Kind, to_declared, with_empty_outputs, without_ignored_inputs
+from nnkiln.limits import check_bytes
 from nnkiln.runtime.blas import kernel_threads, thread_budget, usable_cpus
 from nnkiln.runtime.direct import DirectRun, direct_run
 from nnkiln.runtime.kernels import TaskFn, build_task
@@ -121,6 +122,8 @@ class Executable:
         self.empty_outputs = [(e["name"], e["dtype"], tuple(e["shape"]), e["index"])
                               for e in meta.get("empty_outputs", [])]
         """Declared outputs of zero size (name, dtype, shape, position): not computed, ``run`` returns them empty."""
+        # a compiled program is held to the budget a loaded blob is (decode): before the arena is allocated
+        check_bytes(blob.arena_bytes, "the program's arena", "its planned activations")
         self._arena = aligned_empty(max(blob.arena_bytes, 1), np.uint8, PAGE)  # see nnkiln.alloc
         store = blob.constants if isinstance(blob.constants, ConstantStore) else None
         consts = constants_u8(blob) if store is None else None

@@ -48,3 +48,35 @@ def test_nesting() -> None:
     check_nesting("(" * 64 + ")" * 64, "ok.mlir")
     with pytest.raises(LimitError, match=r"deep.mlir:2:65: brackets nested more than 64 deep"):
         check_nesting("\n" + "[" * 100, "deep.mlir")
+
+
+def test_an_onnx_input_and_a_compiled_arena_are_held_to_the_budget(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Found by the fuzzer (seed 9001, onnx case 2817): an input dimension edited to 100000 compiled a 4.9 GB arena,
+    which a 4 GiB process could not allocate. Now the input is refused at import, and a program whose arena is over
+    the budget is refused before the arena is allocated (compile and load alike)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto as TP
+    from onnx import helper as oh
+
+    import nnkiln
+    from nnkiln.limits import LimitError
+
+    def save(shape: list[int]) -> str:
+        nodes = [oh.make_node("Relu", ["x"], ["r"]), oh.make_node("Neg", ["r"], ["n"]),
+                 oh.make_node("Sub", ["r", "n"], ["y"])]  # r and n live together: an arena of twice the input
+        g = oh.make_graph(nodes, "g",
+                          [oh.make_tensor_value_info("x", TP.FLOAT, shape)], [oh.make_tensor_value_info("y", TP.FLOAT, shape)])
+        path = str(tmp_path / f"m{len(shape)}.onnx")
+        onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]), path)
+        return path
+
+    monkeypatch.setenv("NNKILN_MAX_TENSOR_BYTES", "64K")
+    with pytest.raises(LimitError, match=r"m4.onnx: input 'x': 131072 bytes .* exceed the tensor budget of 65536"):
+        nnkiln.load(save([8, 4, 32, 32]))
+    module = nnkiln.load(save([16, 1024]))  # 64 KiB: the input fits, the arena (r and n) does not
+    with pytest.raises(LimitError, match="the program's arena"):
+        nnkiln.compile(module, threads=1)
+    monkeypatch.setenv("NNKILN_MAX_TENSOR_BYTES", "1M")
+    x = np.ones((16, 1024), np.float32)
+    np.testing.assert_array_equal(nnkiln.compile(module, threads=1).run({"x": x})["y"], 2 * x)

@@ -60,6 +60,7 @@ from nnkiln.frontends.onnx.zero_size import (
     lower_zero_size,
 )
 from nnkiln.ir.errors import FrontendError, NnkilnError
+from nnkiln.limits import check_tensor
 from nnkiln.reference.interpreter import EMPTY_OUTPUTS_ATTR, IGNORED_INPUTS_ATTR
 
 # ONNX TensorProto element types → (numpy dtype of constants, TOSA kind of run-time values)
@@ -603,8 +604,8 @@ class OnnxImporter:
                      f"(bind them with shapes={{'{vi.name}': [...]}} or --shape {vi.name}=...)")
         if any(d <= 0 for d in shape):
             raise FrontendError(f"{where}: dimensions must be positive, got {list(shape)}", file=self.file)
-        if int(np.prod(shape, dtype=np.float64)) > (1 << 31):
-            raise FrontendError(f"{where}: shape {list(shape)} is absurdly large", file=self.file)
+        check_tensor(shape, np.dtype(numpy_dtype_of_onnx_type(tt.elem_type) or np.float32).itemsize,
+                     f"{self.file}: {where}")
         return TensorType(element_type(kind), list(shape))
 
     def _check_attribute_types(self, node: Any) -> None:

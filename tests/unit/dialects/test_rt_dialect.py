@@ -99,3 +99,10 @@ def test_task_without_end_fails() -> None:
     text = HEAD + '  "rt.task"() <{executor = "cpu"}> ({\n    "func.return"() : () -> ()\n  }) : () -> ()\n' + TAIL
     with pytest.raises(VerifyError):
         verify_module(parse_module(text))
+
+
+def test_a_barrier_without_its_id_is_a_verify_error() -> None:
+    """Found by the fuzzer (seed 9001, mlir case 4501): the sibling barriers' checks counted it and raised KeyError."""
+    m = parse_module(GOOD.replace("rt.barrier {id = 1 : i64}", "rt.barrier {x = 1 : i64}"))
+    with pytest.raises(VerifyError, match="property 'id' expected in operation 'rt.barrier'"):
+        verify_module(m)
