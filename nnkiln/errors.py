@@ -8,6 +8,8 @@ derives from xDSL's ``VerifyException``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class NnkilnError(Exception):
     """Base of every error nnkiln raises on purpose."""
@@ -82,3 +84,13 @@ class NnefError(FrontendError):
         if self.line:
             where += f":{self.line}:{self.column}"
         return f"{where}: {self.args[0]}"
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` naming the choices closest to a mistyped ``name`` (difflib's ratio >= 0.6), or ''."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(choices), n=3)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?"

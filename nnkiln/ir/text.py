@@ -114,7 +114,7 @@ def parse_module(text: str, ctx: Context | None = None, filename: str = "<input>
     try:
         return _Parser(ctx, body, filename, blobs).parse_module()
     except ParseError as err:
-        raise InputError(_short_parse_error(str(err), filename)) from None
+        raise InputError(_short_parse_error(str(err), filename) + _op_hint(str(err), ctx)) from None
     except RecursionError:  # nesting the bracket limit does not see (e.g. regions in regions)
         raise InputError(f"{filename}: input nested too deeply to parse") from None
     except NotImplementedError as err:  # xDSL has no storage for some element types (array<i128: ...>)
@@ -122,6 +122,16 @@ def parse_module(text: str, ctx: Context | None = None, filename: str = "<input>
     except (VerifyException, ValueError, TypeError, KeyError, IndexError, AssertionError) as err:
         # xDSL checks property constraints while building parsed ops; report them as bad input.
         raise InputError(f"{filename}: invalid IR: {str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__}") from None
+
+
+def _op_hint(message: str, ctx: Context) -> str:
+    """For an unregistered operation, the registered names closest to it."""
+    import re
+
+    from nnkiln.errors import did_you_mean
+
+    m = re.search(r"Operation (\S+) is not registered", message)
+    return did_you_mean(m.group(1), [op.name for op in ctx.loaded_ops]) if m else ""
 
 
 def _short_parse_error(message: str, filename: str) -> str:

@@ -117,10 +117,10 @@ def default_queues(name: str, target: Target) -> int:
 def pipeline(name: str, target: Target | None = None, queues: int | None = None) -> list[ModulePass]:
     """The passes of pipeline ``name`` for ``target`` (default: the cpu target), scheduling on ``queues``
     executor instances (default: ``default_queues``; at most the target's instance count)."""
-    from nnkiln.errors import NnkilnError
+    from nnkiln.errors import NnkilnError, did_you_mean
 
     if name not in PIPELINES:
-        raise NnkilnError(f"unknown pipeline '{name}'; available: {', '.join(PIPELINES)}")
+        raise NnkilnError(f"unknown pipeline '{name}'{did_you_mean(name, PIPELINES)} (available: {', '.join(PIPELINES)})")
     target = target or get_target("cpu")
     count = target.compute_executors()[0].count
     if queues is None:

@@ -15,7 +15,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_pipeline
 
 from nnkiln.conversion.tosa_to_buf import TosaToBuf
-from nnkiln.errors import InputError
+from nnkiln.errors import InputError, did_you_mean
 from nnkiln.pipelines import region_passes
 from nnkiln.transforms import registry
 
@@ -35,7 +35,8 @@ def parse_pass_pipeline(spec: str) -> list[ModulePass]:
         raise InputError(f"bad pass pipeline '{spec}': {err}") from None
     unknown = [s.name for s in specs if s.name not in passes]
     if unknown:
-        raise InputError(f"unknown pass(es) {unknown}; available: {', '.join(sorted(passes))}")
+        hints = "".join(did_you_mean(u, passes) for u in unknown)
+        raise InputError(f"unknown pass(es) {unknown}{hints} (available: {', '.join(sorted(passes))})")
     for s in specs:
         try:
             p = passes[s.name]().from_pass_spec(s)

@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 from enum import Enum
 
-from nnkiln.errors import NnkilnError
+from nnkiln.errors import NnkilnError, did_you_mean
 
 
 class MemoryKind(Enum):
@@ -152,7 +152,8 @@ TARGET_NAMES = ("cpu",)
 def get_target(name: str = "cpu", threads: int | None = None) -> Target:
     """The target called ``name`` (only ``"cpu"``); ``threads`` = number of cpu executor instances (threads)."""
     if name != "cpu":
-        raise NnkilnError(f"unknown target '{name}'; available: {', '.join(TARGET_NAMES)}")
+        raise NnkilnError(f"unknown target '{name}'{did_you_mean(name, TARGET_NAMES)} (available: "
+                          f"{', '.join(TARGET_NAMES)})")
     count = threads if threads is not None else (os.cpu_count() or 1)
     if count < 1:
         raise NnkilnError(f"threads must be >= 1, got {count}")

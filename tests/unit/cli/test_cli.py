@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from nnkiln.cli.main import main
+
 VALID = """
 func.func @main(%a: tensor<2x3xi32>, %b: tensor<1x3xi32>) -> tensor<2x3xi32> {
   %0 = tosa.add %a, %b : (tensor<2x3xi32>, tensor<1x3xi32>) -> tensor<2x3xi32>
@@ -133,3 +137,19 @@ def test_run_compiles_a_model_and_binds_symbolic_dims_from_the_inputs(tmp_path: 
     assert r.returncode == 2 and "[4, 3]" in r.stderr and "[1, 3]" in r.stderr and "Traceback" not in r.stderr, r.stderr
     r = nnkiln("run", str(blob), "--reference")
     assert r.returncode == 2 and "apply to models" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("argv,hint", [
+    (["opt", "{mlir}", "-p", "cse,dcee"], "did you mean 'dce'?"),
+    (["compile", "{mlir}", "-o", "{out}", "--target", "cpuu"], "did you mean 'cpu'?"),
+    (["compile", "{mlir}", "-o", "{out}", "--pipeline", "defualt"], "did you mean 'default'?"),
+    (["verify", "{bad}"], "Operation tosa.abss is not registered; did you mean 'tosa.abs'"),
+])
+def test_mistyped_names_get_the_nearest_ones(tmp_path, capsys, argv, hint) -> None:  # noqa: ANN001
+    mlir = Path(__file__).parents[3] / "examples" / "tiny_cnn.mlir"
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                   "  %y = tosa.abss %x : (tensor<2xf32>) -> tensor<2xf32>\n  func.return %y : tensor<2xf32>\n}\n")
+    args = [a.format(mlir=mlir, out=tmp_path / "o.kiln", bad=bad) for a in argv]
+    assert main(args) != 0
+    assert hint in capsys.readouterr().err
