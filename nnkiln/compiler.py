@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from nnkiln.blob.format import Blob
@@ -29,7 +30,7 @@ from nnkiln.runtime import Executable
 
 def compile_to_rt(module: Any, target: str = "cpu", pipeline: str = "default", threads: int | None = None, *,
                   queues: int | None = None, print_ir_after_all: bool = False, timing: bool = False,
-                  stream: TextIO | None = None) -> Any:
+                  stream: TextIO | None = None, on_pass: Callable[[int, int, str], None] | None = None) -> Any:
     """Run the pipeline on a copy of ``module``; returns the rt-level module. ``threads``: the cpu threads the
     program uses (recorded as the module attribute ``nnkiln.threads``, then in the blob's metadata; default:
     every core the runtime may use); ``queues``: executor instances to schedule on (``nnkiln.pipelines``)."""
@@ -47,7 +48,7 @@ def compile_to_rt(module: Any, target: str = "cpu", pipeline: str = "default", t
         verify_module(mod)
         passes = pipeline_passes(pipeline, tgt, queues)
         PassManager(passes, print_ir_after_all=print_ir_after_all, timing=timing,
-                    stream=stream or sys.stderr).run(mod)
+                    stream=stream or sys.stderr, on_pass=on_pass).run(mod)
     if threads is not None:
         mod.attributes["nnkiln.threads"] = IntegerAttr(threads, i64)
     return mod

@@ -133,15 +133,19 @@ def find_cases(root: str) -> list[str]:
     return sorted(found)
 
 
-def run_conformance(root: str, *, name_filter: str | None = None) -> Summary:
-    """Run every test case under ``root`` (see the module docstring); never raises for a case."""
+def run_conformance(root: str, *, name_filter: str | None = None, quiet: bool = True) -> Summary:
+    """Run every test case under ``root`` (see the module docstring); never raises for a case. Unless ``quiet``, a
+    progress bar on a terminal."""
+    from nnkiln.progress import progress
+
     summary = Summary()
     pattern = re.compile(name_filter) if name_filter else None
-    for case in find_cases(root):
-        name = os.path.relpath(case, root) if case != root else os.path.basename(case)
-        if pattern and not pattern.search(name):
-            continue
-        summary.results.append(run_case(case, name))
+    cases = [(c, os.path.relpath(c, root) if c != root else os.path.basename(c)) for c in find_cases(root)]
+    cases = [(c, n) for c, n in cases if not pattern or pattern.search(n)]
+    with progress(len(cases), "conformance", quiet=quiet, unit="case") as bar:
+        for case, name in cases:
+            summary.results.append(run_case(case, name))
+            bar.update(1)
     return summary
 
 
@@ -461,11 +465,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--filter", default=None, help="only cases whose relative path matches this regex")
     ap.add_argument("--no-skipped", action="store_true", help="do not list skipped cases")
     ap.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(list(argv) if argv is not None else None)
     if not os.path.isdir(args.dir):
         print(f"nnkiln conformance: {args.dir}: not a directory", file=sys.stderr)
         return 2
-    summary = run_conformance(args.dir, name_filter=args.filter)
+    summary = run_conformance(args.dir, name_filter=args.filter, quiet=args.quiet)
     missing = sum(r.reason == NO_EXPECTED for r in summary.results)
     if missing:
         print(f"note: {missing} positive cases have no expected results (neither the desc.json names nor "

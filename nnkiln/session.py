@@ -93,7 +93,8 @@ class InferenceSession:
     def __init__(self, path_or_module: Any, sess_options: Any = None, providers: Sequence[Any] | None = None,
                  provider_options: Sequence[Any] | None = None, *, threads: int | None = None, target: str = "cpu",
                  shapes: Mapping[str, Sequence[int]] | None = None, constants: Mapping[str, Any] | None = None):
-        import nnkiln
+        from nnkiln.compiler import compile as compile_module
+        from nnkiln.frontends import load
 
         if isinstance(sess_options, (list, tuple)) and providers is None:  # InferenceSession(path, providers)
             sess_options, providers = None, sess_options
@@ -113,14 +114,14 @@ class InferenceSession:
         self._constants = constants
         if isinstance(path_or_module, (str, os.PathLike)):
             self._path = os.fspath(path_or_module)
-            module = nnkiln.load(self._path, shapes, constants or None)
+            module = load(self._path, shapes, constants or None)
             if self._path.endswith(".onnx") or self._tmp is not None:
                 import onnx
 
                 self._onnx = onnx.load(self._path, load_external_data=False)
         else:
             module = path_or_module
-        self._exe = nnkiln.compile(module, **self._compile_args)
+        self._exe = compile_module(module, **self._compile_args)
         self._compiled: dict[tuple, Any] = {}
         if self._onnx is not None:
             graph = self._onnx.graph
@@ -179,11 +180,12 @@ class InferenceSession:
         key = tuple(tuple(feed[n].shape) for n in self._symbolic)
         exe = self._compiled.pop(key, None)
         if exe is None:
-            import nnkiln
+            from nnkiln.compiler import compile as compile_module
+            from nnkiln.frontends import load
 
             assert self._path is not None
-            module = nnkiln.load(self._path, {n: list(feed[n].shape) for n in self._symbolic}, self._constants or None)
-            exe = nnkiln.compile(module, **self._compile_args)
+            module = load(self._path, {n: list(feed[n].shape) for n in self._symbolic}, self._constants or None)
+            exe = compile_module(module, **self._compile_args)
             if len(self._compiled) >= MAX_COMPILED:
                 self._compiled.pop(next(iter(self._compiled)))
         self._compiled[key] = exe  # most recently used last

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -62,17 +61,19 @@ def _inputs(specs: Sequence[tuple[str, tuple[int, ...], np.dtype]], seed: int) -
     return out
 
 
-def _time(run: Callable[[], Any], runs: int, warmup: int, label: str, show: bool) -> list[float]:
-    """Seconds of each of ``runs`` calls after ``warmup`` untimed ones, with a progress bar when ``show``."""
-    from tqdm import tqdm
+def _time(run: Callable[[], Any], runs: int, warmup: int, label: str, quiet: bool) -> list[float]:
+    """Seconds of each of ``runs`` calls after ``warmup`` untimed ones, with a progress bar unless ``quiet``."""
+    from nnkiln.progress import progress
 
     for _ in range(warmup):
         run()
     times = []
-    for _ in tqdm(range(runs), desc=label, unit="run", disable=not show, file=sys.stderr, leave=False):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
+    with progress(runs, label, quiet=quiet, unit="run") as bar:
+        for _ in range(runs):
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+            bar.update(1)
     return times
 
 
@@ -138,19 +139,19 @@ def _onnxruntime(path: str, feeds: Mapping[str, np.ndarray], threads: int | None
 
 
 def _bench(args: argparse.Namespace) -> int:
-    show = sys.stderr.isatty() and not args.quiet and not args.json
+    quiet = args.quiet or args.json
     exe, compile_seconds, shapes = _compile(args)
     specs = exe.inputs + [(n, s, np.dtype(d)) for n, d, s in exe.ignored_inputs]
     feeds = _inputs(specs, args.seed)
     batch = args.batch or 1  # throughput counts samples only when the batch is known
     ours = exe.run(feeds)
     result = {"model": args.model, "target": args.target, "threads": exe.threads, "batch": batch,
-              **_summary(_time(lambda: exe.run(feeds), args.runs, args.warmup, "nnkiln", show), batch),
+              **_summary(_time(lambda: exe.run(feeds), args.runs, args.warmup, "nnkiln", quiet), batch),
               "compile_seconds": round(compile_seconds, 3)}
     if args.compare:
         sess, ort_feeds = _onnxruntime(args.model, feeds, args.threads)
         theirs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, ort_feeds)))
-        times = _time(lambda: sess.run(None, ort_feeds), args.runs, args.warmup, "onnxruntime", show)
+        times = _time(lambda: sess.run(None, ort_feeds), args.runs, args.warmup, "onnxruntime", quiet)
         result["onnxruntime"] = {**_summary(times, batch), **_compare(ours, theirs)}
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     if args.json:

@@ -52,6 +52,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--print-ir-after-all", action="store_true")
     p.add_argument("--timing", action="store_true", help="print the time of each pass")
     p.add_argument("--emit", choices=("blob", "rt"), default="blob")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
@@ -110,11 +111,24 @@ def _compile(args: argparse.Namespace) -> int:
     import nnkiln
     from nnkiln.compiler import compile_to_rt
     from nnkiln.conversion.rt_to_blob import blob_and_bytes_from_module
+    from nnkiln.progress import progress
 
     start = time.perf_counter()
-    module = nnkiln.load(args.model, parse_shapes(args.shape) or None, parse_consts(args.const) or None)
-    rt = compile_to_rt(module, args.target, args.pipeline, args.threads, queues=args.queues,
-                       print_ir_after_all=args.print_ir_after_all, timing=args.timing)
+    bar = progress(3, "import", quiet=args.quiet or args.print_ir_after_all or args.timing)
+
+    def on_pass(i: int, n: int, name: str) -> None:  # steps: import, the n passes, the blob
+        bar.total = n + 2
+        bar.set_description(name)
+        bar.update(1)
+
+    with bar:
+        module = nnkiln.load(args.model, parse_shapes(args.shape) or None, parse_consts(args.const) or None)
+        rt = compile_to_rt(module, args.target, args.pipeline, args.threads, queues=args.queues,
+                           print_ir_after_all=args.print_ir_after_all, timing=args.timing, on_pass=on_pass)
+        bar.set_description("blob")
+        bar.update(1)
+        if args.emit != "rt":
+            blob, raw = blob_and_bytes_from_module(rt, target=args.target, pipeline=args.pipeline)  # deterministic
     if args.emit == "rt":
         from nnkiln.ir.text import print_module
 
@@ -125,7 +139,6 @@ def _compile(args: argparse.Namespace) -> int:
             with open(args.output, "w", encoding="utf-8") as f:
                 f.write(text)
         return 0
-    blob, raw = blob_and_bytes_from_module(rt, target=args.target, pipeline=args.pipeline)  # deterministic bytes
     seconds = time.perf_counter() - start
     try:
         with open(args.output, "wb") as f:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -41,12 +41,16 @@ class PassManager:
     timing: bool = False
     stream: TextIO = field(default_factory=lambda: sys.stderr)
     timings: list[PassTiming] = field(default_factory=list)
+    on_pass: Callable[[int, int, str], None] | None = None
+    """Called before each pass with (its index, the number of passes, its name): progress reporting."""
 
     def run(self, module: ModuleOp, ctx: Context | None = None) -> None:
         from nnkiln.ir.context import make_context
 
         ctx = ctx or make_context()
-        for p in self.passes:
+        for i, p in enumerate(self.passes):
+            if self.on_pass is not None:
+                self.on_pass(i, len(self.passes), p.name)
             start = time.perf_counter()
             try:
                 p.apply(ctx, module)
