@@ -61,6 +61,11 @@ class _Parser(Parser):
     string literals in linear time, and refusing dense literals over the tensor budget before expanding them."""
 
     def __init__(self, ctx: Context, text: str, filename: str, blobs: dict[str, bytes]):
+        # xDSL's constructor lexes the first token with its own (exponential) pattern, before the one set below
+        first = re.match(r"(?:\s|//[^\n]*)*", text).end()  # type: ignore[union-attr]
+        if text.startswith('"', first) and _STRING_LITERAL.match(text, first) is None:
+            line = text.count("\n", 0, first) + 1
+            raise InputError(f"{filename}:{line}: a string literal that is not closed on its line")
         super().__init__(ctx, text, filename)
         self._blobs = blobs
         self._filename = filename

@@ -565,7 +565,7 @@ class OnnxImporter:
             if not dims or not all(d.HasField("dim_value") for d in dims):
                 return None
             shape = tuple(int(d.dim_value) for d in dims)
-        if 0 not in shape:
+        if 0 not in shape or any(d < 0 for d in shape):  # a negative dimension is _input_type's to report
             return None
         dtype = numpy_dtype_of_onnx_type(t.tensor_type.elem_type)
         if dtype is None:

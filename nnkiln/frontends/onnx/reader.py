@@ -201,12 +201,18 @@ def read_model(path: str) -> OnnxModel:
 
 def check_graph_structure(graph, path: str, outer: set[str] | None = None) -> None:  # noqa: ANN001
     """Topological order and defined inputs; subgraphs may use the outer scope's values."""
+    if not all(isinstance(v.name, str) for v in [*graph.input, *graph.output, *graph.initializer]):
+        raise FrontendError("a graph input, output or initializer name is not valid UTF-8", file=path)
     defined = set(outer or ())
     defined.update(i.name for i in graph.input)
     defined.update(t.name for t in graph.initializer)
     defined.update(t.values.name for t in graph.sparse_initializer)
     produced_later = {o for n in graph.node for o in n.output if o}
     for node in graph.node:
+        texts = [node.op_type, node.domain, node.name, *node.input, *node.output, *(a.name for a in node.attribute)]
+        if not all(isinstance(t, str) for t in texts):  # protobuf hands invalid UTF-8 in a string field as bytes
+            raise FrontendError("a node's op type, domain, name, value or attribute name is not valid UTF-8",
+                                file=path, node=node.name if isinstance(node.name, str) else repr(node.name))
         name = node.name or node.op_type
         for inp in node.input:
             if inp and inp not in defined:

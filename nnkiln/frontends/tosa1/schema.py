@@ -368,6 +368,7 @@ def decode_tensor_data(data: bytes, dtype: DType, shape: list[int], name: str = 
     needed = (count + 1) // 2 if dtype is DType.INT4 else int(count * data_itemsize(dtype))
     if len(data) < needed:
         raise FrontendError(f"tensor '{name}': {len(data)} bytes of data for {count} {dtype.name} elements")
+    data = data[:needed]  # trailing bytes (padding, or a corrupt length) are not elements: frombuffer needs whole ones
     if dtype is DType.INT4:
         raw = np.frombuffer(data, np.uint8)[: (count + 1) // 2]
         nib = np.empty(raw.size * 2, np.int8)

@@ -82,3 +82,30 @@ def test_truncated_files_are_invalid_protobufs(tmp_path: Path, cut: float) -> No
     Path(path).write_bytes(data[: int(len(data) * cut)])
     with pytest.raises(FrontendError, match="not a valid ONNX protobuf|holds no ONNX graph"):
         nnkiln.load(path)
+
+
+def test_invalid_utf8_names_and_negative_dims_are_frontend_errors(tmp_path) -> None:  # noqa: ANN001
+    """Found by the fuzzer (seed 20261129, onnx cases 14206, 19050, 8779): protobuf hands a string field holding
+    invalid UTF-8 to Python as bytes (TypeError in the importer); a declared shape [0, -3] crashed the zero-size
+    input check (ValueError): non-positive declared dimensions are unknown ones."""
+    import onnx
+    from onnx import TensorProto as TP
+    from onnx import helper as oh
+
+    import nnkiln
+    from nnkiln.errors import FrontendError
+
+    g = oh.make_graph([oh.make_node("Relu", ["x"], ["y"], name="n0")], "g",
+                      [oh.make_tensor_value_info("x", TP.FLOAT, [2])], [oh.make_tensor_value_info("y", TP.FLOAT, [2])])
+    data = oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]).SerializeToString()
+    assert data.count(b"Relu") == 1
+    (tmp_path / "bad.onnx").write_bytes(data.replace(b"Relu", b"R\xffl\xfe"))
+    with pytest.raises(FrontendError, match="bad.onnx: node 'n0': .* is not valid UTF-8"):
+        nnkiln.load(str(tmp_path / "bad.onnx"))
+    g = oh.make_graph([oh.make_node("Relu", ["x"], ["y"])], "g", [oh.make_tensor_value_info("x", TP.FLOAT, [0, -3])],
+                      [oh.make_tensor_value_info("y", TP.FLOAT, None)])
+    onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]), tmp_path / "neg.onnx")
+    # dim_value -1 is what some exporters write for an unknown dimension: like a missing one, it is compiled as 1
+    with pytest.warns(nnkiln.NnkilnWarning, match=r"symbolic dimension\(s\) 0, 1"):
+        module = nnkiln.load(str(tmp_path / "neg.onnx"))
+    assert "tensor<1x1xf32>" in str(module)

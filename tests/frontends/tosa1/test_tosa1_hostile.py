@@ -53,3 +53,14 @@ def test_shape_data_of_a_corrupt_length_is_a_frontend_error() -> None:
     assert decode_shape_data(TosaShape("s", 2, bytes(16))) == [0, 0]
     with pytest.raises(FrontendError, match="shape 's': 13 bytes of data for rank 2"):
         decode_shape_data(TosaShape("s", 2, bytes(13)))  # np.frombuffer raised ValueError
+
+
+def test_tensor_data_with_trailing_bytes_decodes_its_elements() -> None:
+    """Found by the fuzzer (seed 20261129, tosa cases 3488, 13880, ...): 7 bytes for 3 int16 elements made
+    numpy's frombuffer raise ValueError; the 6 bytes the elements need are decoded, the 7th is not an element."""
+    import numpy as np
+
+    from nnkiln.frontends.tosa1.schema import DType, decode_tensor_data
+
+    got = decode_tensor_data(bytes([1, 0, 2, 0, 255, 255, 9]), DType.INT16, [3], "t")
+    np.testing.assert_array_equal(got, np.array([1, 2, -1], np.int16))

@@ -124,3 +124,11 @@ def test_a_value_used_before_its_definition_is_a_verify_error() -> None:
     with pytest.raises(VerifyError, match="operand #0 .*used before it is defined"):
         verify_module(parse_module(text))
     verify_module(parse_module(text.replace("%1 : (", "%a : (", 1)))  # in order: fine
+
+
+def test_an_unclosed_string_as_the_first_token_is_refused_at_once() -> None:
+    """Found by the fuzzer (seed 20261129, mlir case 9328): a file starting with an unclosed '"' took minutes in
+    xDSL's lexer, whose pattern for the first token backtracks exponentially (later tokens use ours)."""
+    text = '"func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n' + "  %y = tosa.abs %x : (tensor<2xf32>) -> tensor<2xf32>\n" * 40
+    with pytest.raises(InputError, match="t.mlir:1: a string literal that is not closed on its line"):
+        parse_module(text, filename="t.mlir")
