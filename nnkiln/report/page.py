@@ -115,11 +115,14 @@ def source_graph(data: ReportData, colours: dict[str, str]) -> tuple[str, str]:
     note = (f"every node runs on {key}" if len(keys) == 1 else
             "several executor instances: source nodes are not mapped to tasks (the compiler does not keep "
             "source locations down to tasks), see the task graph")
-    producer = {o: k for k, n in enumerate(data.source_nodes) for o in n.outputs}
-    edges = [(producer[i], k) for k, n in enumerate(data.source_nodes) for i in n.inputs if i in producer]
+    shown = [n for n in data.source_nodes if n.op != "Constant"]  # constants clutter; counted in the summary
+    producer = {o: k for k, n in enumerate(shown) for o in n.outputs}
+    edges = [(producer[i], k) for k, n in enumerate(shown) for i in n.inputs if i in producer]
     nodes = [Node([n.op, *([n.name[:48]] if n.name else [])], key,
                   f"{n.name or '(unnamed)'} ({n.op}) reads {', '.join(n.inputs)}; writes {', '.join(n.outputs)}")
-             for n in data.source_nodes]
+             for n in shown]
+    if len(shown) < len(data.source_nodes):
+        note += f"; {len(data.source_nodes) - len(shown)} ONNX Constant nodes not drawn"
     legend = colours if len(keys) == 1 else {key: "#ddd"}
     return to_svg(dag(nodes, edges), legend, "source graph"), note
 
