@@ -360,6 +360,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("rest", nargs=argparse.REMAINDER)
     bench.set_defaults(fn=cmd_bench)
 
+    report = sub.add_parser("report", help="a self-contained HTML report (graph, schedule, memory, tasks): "
+                            "nnkiln report MODEL|X.kiln -o report.html [--target T] [--threads N] [--runs N]")
+    report.add_argument("rest", nargs=argparse.REMAINDER)
+    report.set_defaults(fn=cmd_report)
+
     conf = sub.add_parser("conformance", help="run tosa_verif_build_tests cases under DIR")
     conf.add_argument("dir")
     conf.add_argument("rest", nargs=argparse.REMAINDER)
@@ -373,8 +378,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench_main(args.rest)
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from nnkiln.cli.report_cmd import report_main
+
+    return report_main(args.rest)
+
+
 _PASSTHROUGH = {
     "bench": cmd_bench,
+    "report": cmd_report,
     "compile": cmd_compile,
     "inspect": cmd_inspect,
     "export-tosa1": cmd_export_tosa1,

@@ -26,6 +26,9 @@ budget); never more than the CPUs this process may use. Building the kernels (GE
 inside ``blas.thread_budget(threads)``.
 
 ``run`` is serialised by a lock: one executable has one arena.
+
+Profiling: ``profile(inputs)`` runs once with every task as its own kernel and returns each task's start and
+end (``TaskTime``); it swaps timed units in under the lock, so ``run``'s path records nothing and costs nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -53,6 +56,16 @@ from nnkiln.runtime.kernels.bound import Chain, chain_units
 from nnkiln.runtime.kernels.gemm import GemmPlan, plan_for, planning
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+class TaskTime(NamedTuple):
+    """When one task ran in ``Executable.profile``: seconds from the start of the profiled run."""
+
+    task: int
+    executor: str
+    instance: int
+    start_s: float
+    end_s: float
 
 
 def _view(base_u8: np.ndarray, b: BufferDesc) -> np.ndarray:
@@ -286,6 +299,46 @@ class Executable:
                 views[i] = (in_u8 if is_input else out_u8)[index][lo:hi].view(dtype).reshape(shape)
             self._execute(views)
 
+    def profile(self, inputs: Mapping[str, Any]) -> list[TaskTime]:
+        """Run once on ``inputs`` task by task and return when each task ran: one ``TaskTime`` per task, in the
+        order they finished, times in seconds from the start of the run (``time.perf_counter``).
+
+        For reports (``nnkiln report``), not for speed: every task runs as its own kernel (no ``Chain``, no direct
+        run), so a one-queue program is slower than under ``run``; queues and barriers behave as in ``run``.
+        ``run`` itself is untouched (nothing is recorded there). Tasks of a control-flow kernel's region programs
+        are timed as part of that kernel's task."""
+        ins = without_ignored_inputs(inputs, self.ignored_inputs)  # type: ignore[arg-type]
+        missing = [n for n in self.input_names if n not in ins]
+        if missing:
+            raise InputError(f"inputs do not match the model: missing {', '.join(repr(n) for n in missing)}")
+        in_u8 = [convert_input(io.name, ins[io.name], io, dt).reshape(-1).view(np.uint8) for io, dt in self._in_specs]
+        out_u8 = [aligned_empty(shape, dtype).reshape(-1).view(np.uint8) for shape, dtype in self._out_specs]
+        tasks = self.blob.tasks
+        record: list[tuple[int, float, float]] = []
+
+        def timed(fn: TaskFn, i: int) -> TaskFn:
+            def call(views: Sequence[np.ndarray]) -> None:
+                start = time.perf_counter()
+                fn(views)
+                record.append((i, start, time.perf_counter()))
+            return call
+
+        with self._lock:
+            views = list(self._static)
+            for i, is_input, index, lo, hi, dtype, shape in self._io_specs:
+                views[i] = (in_u8 if is_input else out_u8)[index][lo:hi].view(dtype).reshape(shape)
+            saved = self._units, self._native_only
+            self._units = [[(timed(self._fns[i], i), i, tasks[i].waits, tasks[i].updates) for i in q]
+                           for q in self._queues]
+            self._native_only = False
+            try:
+                t0 = time.perf_counter()
+                with thread_budget(self.threads):
+                    self._execute(views)
+            finally:
+                self._units, self._native_only = saved
+        return [TaskTime(i, tasks[i].executor, tasks[i].executor_index, s - t0, e - t0) for i, s, e in record]
+
     def _plan_units(self) -> list[list[tuple[TaskFn, int, tuple[int, ...], tuple[int, ...]]]]:
         """Per queue, the units to run in order: ``(fn, task index, waits, updates)``, one per task (the blob's tasks
         are what runs: every fusion was decided by the compiler); with one queue, consecutive tasks whose kernels
@@ -416,4 +469,4 @@ def load_blob(source: str | os.PathLike[str] | bytes | bytearray | memoryview, *
     return exe
 
 
-__all__ = ["Executable", "convert_input", "load_blob"]
+__all__ = ["Executable", "TaskTime", "convert_input", "load_blob"]
