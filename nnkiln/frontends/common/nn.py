@@ -25,6 +25,7 @@ from nnkiln.frontends.common.arith import etype, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.common.graph import GraphBuilder
 from nnkiln.frontends.common.layout import channels_first_perm, channels_last_perm, transpose
+from nnkiln.limits import check_tensor
 
 __all__ = ["window_geometry", "to_channels_last", "to_channels_first", "slice_value", "pad_value", "trim_input",
            "dilate_kernel", "dilate_kernel_ir", "axis_pool", "pool_fill", "pool2d", "pool_nd", "scalar_mul"]
@@ -142,6 +143,7 @@ def dilate_kernel(w: np.ndarray, dilations: Sequence[int], first: int = 2) -> np
             n = w.shape[ax]
             shape = list(w.shape)
             shape[ax] = (n - 1) * d + 1
+            check_tensor(shape, w.dtype.itemsize, f"the kernel dilated by {list(dilations)}")
             out = np.zeros(shape, dtype=w.dtype)
             idx = [slice(None)] * w.ndim
             idx[ax] = slice(None, None, d)

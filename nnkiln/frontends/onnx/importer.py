@@ -60,7 +60,7 @@ from nnkiln.frontends.onnx.zero_size import (
     lower_zero_size,
 )
 from nnkiln.ir.errors import FrontendError, NnkilnError
-from nnkiln.limits import check_tensor
+from nnkiln.limits import LimitError, check_tensor
 from nnkiln.reference.interpreter import EMPTY_OUTPUTS_ATTR, IGNORED_INPUTS_ATTR
 
 # ONNX TensorProto element types → (numpy dtype of constants, TOSA kind of run-time values)
@@ -117,7 +117,7 @@ def kind_for_dtype(dtype: np.dtype) -> Kind:
              "uint8": Kind.U8, "uint16": Kind.U16, "uint32": Kind.I32, "uint64": Kind.I32}
     if dtype.name in table:
         return table[dtype.name]
-    raise ValueError(f"no TOSA kind for numpy dtype {dtype}")
+    raise FrontendError(f"a constant of element type {dtype} has no TOSA 0.30 equivalent")
 
 
 _LEGACY_BROADCAST_OPS = frozenset(
@@ -277,7 +277,12 @@ class OnnxImporter:
         for (name, _), arg in zip(inputs, self.g.block.args):
             self.values[name] = TensorValue.of(arg)
         for t in graph.initializer:
-            self.values[t.name] = TensorValue.constant(tensor_to_numpy(t, self.file, inline=self.model.inline))
+            try:
+                self.values[t.name] = TensorValue.constant(tensor_to_numpy(t, self.file, inline=self.model.inline))
+            except FrontendError as err:
+                if not err.file:
+                    err.file, err.node = self.file, t.name
+                raise
         self.lower_nodes(graph.node, LOWERINGS)
         if self._blocked:
             raise self._unsupported_error()
@@ -379,6 +384,12 @@ class OnnxImporter:
                 results = lower_zero_size(ctx, lower) if has_zero_size_input(ctx) else lower(ctx)
             except ZeroSizeError as err:
                 results = empty_results(ctx, err)
+            except LimitError as err:  # a size over the limits, found inside a lowering: name the file and node
+                raise ctx.error(str(err)) from None
+            except FrontendError as err:
+                if not err.file:  # raised below the importer (a helper without the file): say where
+                    err.file, err.node = self.file, ctx.name
+                raise
             except (NnkilnError, RecursionError, MemoryError):
                 raise
             except Exception as err:  # a lowering bug or an input it did not anticipate: name the node

@@ -109,3 +109,33 @@ def test_invalid_utf8_names_and_negative_dims_are_frontend_errors(tmp_path) -> N
     with pytest.warns(nnkiln.NnkilnWarning, match=r"symbolic dimension\(s\) 0, 1"):
         module = nnkiln.load(str(tmp_path / "neg.onnx"))
     assert "tensor<1x1xf32>" in str(module)
+
+
+def test_sizes_over_the_limits_inside_lowerings_are_frontend_errors(tmp_path) -> None:  # noqa: ANN001
+    """Found by the fuzzer (seed 20261130, onnx cases 12656, 14836, 542): a float4 initializer (ValueError), a Resize
+    to [1, 1, 2^20, 2^20] (64 GiB of coordinates computed at import) and a ConvTranspose dilation of 2^31 (a 2 TiB
+    dilated kernel): each is now refused before anything is allocated, naming the file and the node."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto as TP
+    from onnx import helper as oh
+
+    import nnkiln
+    from nnkiln.errors import FrontendError
+
+    def load(nodes: list, inits: list, name: str, shape: tuple = (1, 1, 4, 4)) -> None:
+        g = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", TP.FLOAT, list(shape))],
+                          [oh.make_tensor_value_info("y", TP.FLOAT, None)], inits)
+        onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 21)]), tmp_path / name)
+        nnkiln.load(str(tmp_path / name))
+
+    with pytest.raises(FrontendError, match=r"f4.onnx: node 'w': a constant of element type float4_e2m1fn has no"):
+        load([oh.make_node("Cast", ["w"], ["wf"], to=TP.FLOAT), oh.make_node("Add", ["x", "wf"], ["y"])],
+             [oh.make_tensor("w", TP.FLOAT4E2M1, [4], [0.5, 1.0, 1.5, 2.0])], "f4.onnx")
+    with pytest.raises(FrontendError, match=r"resize.onnx: node 'r': Resize: the result: .* over TOSA's limit"):
+        load([oh.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="r", mode="nearest")],
+             [oh.make_tensor("sizes", TP.INT64, [4], [1, 1, 1 << 20, 1 << 20])], "resize.onnx")
+    w = np.ones((1, 1, 2, 2), np.float32)
+    with pytest.raises(FrontendError, match=r"deconv.onnx: node 'd': .* dilated by \[1, 2147483648\]"):
+        load([oh.make_node("ConvTranspose", ["x", "w"], ["y"], name="d", dilations=[1, 1 << 31])],
+             [onnx.numpy_helper.from_array(w, "w")], "deconv.onnx")

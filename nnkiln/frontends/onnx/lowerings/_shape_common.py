@@ -38,6 +38,7 @@ from nnkiln.frontends.common.arith import etype, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.onnx.importer import NodeContext, TensorValue
 from nnkiln.frontends.onnx.zero_size import ZeroSizeError
+from nnkiln.limits import check_tensor
 
 Result = TensorValue | SSAValue | np.ndarray
 
@@ -52,6 +53,10 @@ def norm_axis(ctx: NodeContext, axis: int, rank: int) -> int:
 
 
 def require_nonempty(ctx: NodeContext, shape: Sequence[int], what: str = "the result") -> None:
+    """A result shape the lowering is about to build: no zero-size dimension (``ZeroSizeError``, which the importer
+    may resolve) and within the size limits (``nnkiln.limits``, at 4 bytes per element) before anything of that
+    size is computed at import."""
+    check_tensor(shape, 4, what)
     if any(d == 0 for d in shape):
         raise ZeroSizeError(f"{ctx.op_type}: {what} has a zero-size dimension {list(shape)}: zero-size tensors are "
                             "not supported in TOSA 0.30 (every dimension must be >= 1)", file=ctx.g.file, node=ctx.name)
