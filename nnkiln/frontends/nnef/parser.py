@@ -59,7 +59,7 @@ from nnkiln.frontends.nnef.ast import (
     Type,
     UnaryExpr,
 )
-from nnkiln.frontends.nnef.lexer import Tok, Token, brief, tokenize
+from nnkiln.frontends.nnef.lexer import Tok, Token, brief, iter_tokens
 from nnkiln.ir.errors import NnefError
 from nnkiln.limits import MAX_NESTING, line_column, nesting_depth
 
@@ -88,18 +88,26 @@ class Parser:
         self.file = file
         self.lenient = lenient
         _check_nesting(text, file)
-        self.toks = tokenize(text, file)
+        self._stream = iter_tokens(text, file)  # tokenized on demand: an early error stops the lexer too
+        self.toks: list[Token] = []
         self.pos = 0
         self.stdlib = stdlib
         self.fragments_enabled = stdlib
         self.operators_enabled = stdlib
 
     # -- token helpers ------------------------------------------------------------------------
+    def _fill(self, index: int) -> None:
+        """Tokenize until ``toks`` holds ``index`` or ends with EOF."""
+        while len(self.toks) <= index and not (self.toks and self.toks[-1].kind is Tok.EOF):
+            self.toks.append(next(self._stream))
+
     @property
     def tok(self) -> Token:
+        self._fill(self.pos)
         return self.toks[self.pos]
 
     def peek(self, k: int = 1) -> Token:
+        self._fill(self.pos + k)
         return self.toks[min(self.pos + k, len(self.toks) - 1)]
 
     def error(self, msg: str, tok: Token | None = None) -> NnefError:

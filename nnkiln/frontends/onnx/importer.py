@@ -615,8 +615,10 @@ class OnnxImporter:
                      f"(bind them with shapes={{'{vi.name}': [...]}} or --shape {vi.name}=...)")
         if any(d <= 0 for d in shape):
             raise FrontendError(f"{where}: dimensions must be positive, got {list(shape)}", file=self.file)
-        check_tensor(shape, np.dtype(numpy_dtype_of_onnx_type(tt.elem_type) or np.float32).itemsize,
-                     f"{self.file}: {where}")
+        try:
+            check_tensor(shape, np.dtype(numpy_dtype_of_onnx_type(tt.elem_type) or np.float32).itemsize, where)
+        except LimitError as err:  # the model file declares it: a frontend error (exit 1) naming the file
+            raise FrontendError(str(err), file=self.file) from None
         return TensorType(element_type(kind), list(shape))
 
     def _check_attribute_types(self, node: Any) -> None:

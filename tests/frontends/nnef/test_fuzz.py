@@ -288,3 +288,31 @@ def test_a_weight_file_is_held_at_most_twice_while_importing(tmp_path) -> None: 
     assert peak < 2.3 * 64 * 2**20, peak
     assert any(op.name == "tosa.const" and np.prod(op.results[0].type.get_shape()) == 4096 * 4096
                for op in module.walk())
+
+
+def test_a_large_document_with_an_early_error_stops_at_it() -> None:
+    """Found by the fuzzer (seed 20261130, nnef cases 3077, 5104, 7003, ...): 1.2 MB documents whose error is on
+    line 4 took 4-5 s, over the harness's 10 s under load, because the whole text was tokenized before parsing.
+    Tokens are now produced on demand: the error is reported having read only the lines before it."""
+    from nnkiln.frontends.nnef.lexer import iter_tokens, tokenize
+    from nnkiln.frontends.nnef.parser import Parser
+
+    tail = "x = y;\n" * 200000
+    text = "version 1.0;\ngraph g(x) -> (y) { y = = ; }\n" + tail
+    seen = []
+
+    def counting(text: str, file: str = ""):  # noqa: ANN202
+        for t in iter_tokens(text, file):
+            seen.append(t)
+            yield t
+
+    import nnkiln.frontends.nnef.parser as parser_module
+
+    original = parser_module.iter_tokens
+    parser_module.iter_tokens = counting
+    try:
+        with pytest.raises(NnefError, match=":2:"):
+            Parser(text, "g.nnef").parse_document()
+    finally:
+        parser_module.iter_tokens = original
+    assert len(seen) < 100 < len(tokenize(text))
