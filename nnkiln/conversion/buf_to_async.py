@@ -11,9 +11,10 @@ instance chosen by a list scheduler; the executes' order in the IR is the schedu
 - Dependencies: a task depends on every earlier task that wrote a buffer it reads (RAW) or writes
   (WAW), and on every earlier task that read a buffer it writes (WAR); buffers are compared by their
   base (views resolved). ``optimize-async-deps`` removes the redundant ones.
-- Scheduling: the compute executors of the target (``threads`` overrides their count; 0 = the
-  target's). A task's cost is an estimate (multiply-accumulates for conv/matmul-like kernels, else
-  bytes moved); priority = the longest cost path from the task to the end (bottom level). List
+- Scheduling: the target's software-kernel executor (``Target.kernel_executor``: the cpu's cores, the npu's
+  SHAVEs; ``threads`` overrides their count; 0 = the target's). A task's cost: on the cpu an estimate
+  (multiply-accumulates for conv/matmul-like kernels, else bytes moved: ``estimate_cost``); on the other targets
+  its cycles by the cost model (``nnkiln.targets.cost.task_cycles``, the numbers the simulator replays); priority = the longest cost path from the task to the end (bottom level). List
   scheduling: repeatedly take the ready task that can start earliest (ties: higher priority), put it
   on the executor instance that becomes free first. On one instance the program order is kept.
 - ``async.await_all`` of the tokens nobody waits for is placed before ``func.return``.
@@ -24,6 +25,7 @@ is inside an ``async.execute``; token dependencies cover every RAW/WAR/WAW hazar
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -44,6 +46,7 @@ from nnkiln.dialects.buf import (
     base_buffer,
     byte_size,
 )
+from nnkiln.targets import ExecutorKind, Target
 
 TASK_OPS = (KernelOp, CopyOp)
 VIEW_OPS = (ReshapeOp, SubviewOp)
@@ -78,14 +81,35 @@ def estimate_cost(op: Operation) -> float:
     return moved
 
 
-def build_tasks(ops: list[Operation]) -> list[Task]:
+def _operand(v: SSAValue) -> tuple[tuple[int, ...], int]:
+    """A memref operand as the cost model sees it: (shape, bytes per element)."""
+    shape = tuple(v.type.get_shape())  # type: ignore[attr-defined]
+    n = 1
+    for d in shape:
+        n *= d
+    return shape, (byte_size(v.type) // n if n else 1)
+
+
+def model_cost(target: Target, kind: ExecutorKind) -> Callable[[Operation], float]:
+    """A task's cost as the cost model's cycles on one instance of ``kind`` (``nnkiln.targets.cost``)."""
+    from nnkiln.targets.cost import task_cycles
+
+    def cost(op: Operation) -> float:
+        kernel = op.kernel.data if isinstance(op, KernelOp) else "buf.copy"
+        return float(task_cycles(target, kind, kernel, [_operand(v) for v in op.ins],  # type: ignore[attr-defined]
+                                 [_operand(v) for v in op.outs]))  # type: ignore[attr-defined]
+
+    return cost
+
+
+def build_tasks(ops: list[Operation], cost: Callable[[Operation], float] = estimate_cost) -> list[Task]:
     tasks: list[Task] = []
     last_writers: dict[SSAValue, list[int]] = {}
     readers: dict[SSAValue, list[int]] = {}
     for i, op in enumerate(ops):
         ins = op.ins if isinstance(op, TASK_OPS) else []  # type: ignore[attr-defined]
         outs = op.outs if isinstance(op, TASK_OPS) else []  # type: ignore[attr-defined]
-        t = Task(op, {base_buffer(v) for v in ins}, {base_buffer(v) for v in outs}, estimate_cost(op))
+        t = Task(op, {base_buffer(v) for v in ins}, {base_buffer(v) for v in outs}, cost(op))
         for b in t.reads | t.writes:
             t.deps.update(last_writers.get(b, ()))
         for b in t.writes:
@@ -156,7 +180,8 @@ def _clone_views(value: SSAValue, body: Block, cache: dict[SSAValue, SSAValue]) 
     return value
 
 
-def wrap_function(func: FuncOp, executor: str, instances: int) -> None:
+def wrap_function(func: FuncOp, executor: str, instances: int,
+                  cost: Callable[[Operation], float] = estimate_cost) -> None:
     block = func.body.block
     for op in list(block.ops):  # results → the buffers they alias
         if isinstance(op, (*TASK_OPS, ConcatViewOp)):
@@ -166,7 +191,7 @@ def wrap_function(func: FuncOp, executor: str, instances: int) -> None:
                 op.detach()
                 op.erase()
     task_ops = [op for op in block.ops if isinstance(op, TASK_OPS)]
-    tasks = build_tasks(task_ops)
+    tasks = build_tasks(task_ops, cost)
     order = list_schedule(tasks, instances)
     ret = block.last_op
     assert isinstance(ret, ReturnOp)
@@ -208,6 +233,8 @@ class WrapIntoAsyncRegions(ModulePass):
         from nnkiln.targets import get_target
 
         target = get_target(self.target, self.threads or None)
-        ex = target.compute_executors()[0]
+        ex = target.kernel_executor
+        instances = min(self.threads, ex.count) if self.threads else ex.count
+        cost = estimate_cost if ex.kind is ExecutorKind.CPU else model_cost(target, ex.kind)
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
-            wrap_function(func, ex.name, ex.count)
+            wrap_function(func, ex.name, instances, cost)
