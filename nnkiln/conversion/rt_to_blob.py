@@ -87,6 +87,9 @@ def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float)
 
     tgt = get_target(target, threads=threads or None)
     meta.update(tgt.description())
+    if not tgt.is_npu:  # the cpu's instances are threads: an rt module may use more queues than this machine has cores
+        used = max((t.executor_index + 1 for t in w.b.tasks), default=1)
+        meta["executors"] = [{**e, "count": max(e["count"], used)} for e in meta["executors"]]  # type: ignore[attr-defined]
     meta.update(simulate(w.b.preview(**meta), tgt).metadata())
     return w.b, meta
 
