@@ -7,9 +7,11 @@ executor kind, total cycles / instances), their ratio (target: <= 1.2 per model,
 and DMA bytes, tasks, physical barriers, and the compile time against the cpu target's ``default`` pipeline on the
 same model (target: npu <= 2x cpu; median of ``--rounds`` compiles each).
 
-Models: ``tests/data/torch_onnx/<name>.onnx`` (``--models``). Run on demand (not a test):
-``.venv/bin/python bench/npu_schedule.py [--models unetish,vitish,gptblock,effnetish] [--rounds 3]``; prints a
-markdown table.
+Models: ``tests/data/torch_onnx/<name>.onnx`` (``--models``) and generated tosa graphs of
+``tests/support/compiler_graphs.py`` (``--graphs``: ``resnet_like`` with 3 stages of 2 blocks at 32x32, ``wide``
+with 24 parallel branches). Run on demand (not a test):
+``.venv/bin/python bench/npu_schedule.py [--models unetish,vitish,gptblock,effnetish] [--graphs resnet_like,wide]
+[--rounds 3]``; prints a markdown table.
 """
 
 from __future__ import annotations
@@ -17,14 +19,17 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+import sys
 import time
 from pathlib import Path
 
 from nnkiln.compiler import compile_to_blob
 from nnkiln.frontends import load
+from nnkiln.ir.text import parse_module
 from nnkiln.runtime.simulate import simulate
 
 DATA = Path(__file__).parents[1] / "tests" / "data" / "torch_onnx"
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "support"))
 TARGETS = ("npu", "npu-small")
 
 
@@ -40,14 +45,21 @@ def _compile_seconds(module: object, target: str, rounds: int) -> tuple[float, o
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default="unetish,vitish,gptblock,effnetish")
+    ap.add_argument("--graphs", default="resnet_like,wide")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
     print("| model | target | tasks | SHAVE queues | physical barriers | simulated cycles | lower bound | ratio | "
           "critical path | spill bytes | DMA bytes | compile s (npu / cpu) | npu / cpu |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ratios: dict[str, list[float]] = {t: [] for t in TARGETS}
-    for name in args.models.split(","):
-        module = load(str(DATA / f"{name}.onnx"))
+    import compiler_graphs
+
+    names = [n for n in args.models.split(",") if n] + [n for n in args.graphs.split(",") if n]
+    for name in names:
+        if name in args.graphs.split(","):
+            module = parse_module(getattr(compiler_graphs, name)())
+        else:
+            module = load(str(DATA / f"{name}.onnx"))
         cpu_s, _ = _compile_seconds(module, "cpu", args.rounds)
         for target in TARGETS:
             npu_s, blob = _compile_seconds(module, target, args.rounds)

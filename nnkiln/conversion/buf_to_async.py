@@ -17,6 +17,9 @@ instance chosen by a list scheduler; the executes' order in the IR is the schedu
   its cycles by the cost model (``nnkiln.targets.cost.task_cycles``, the numbers the simulator replays); priority = the longest cost path from the task to the end (bottom level). List
   scheduling: repeatedly take the ready task that can start earliest (ties: higher priority), put it
   on the executor instance that becomes free first. On one instance the program order is kept.
+- Predicted times: when the cost model schedules several instances, each execute carries its predicted start and
+  end cycles (``nnkiln.start_cycle`` / ``nnkiln.end_cycle``): ``static-allocation`` then plans buffers over time
+  rather than positions, so reusing bytes never orders two tasks the schedule runs side by side.
 - ``async.await_all`` of the tokens nobody waits for is placed before ``func.return``.
 
 Legal before: buf IR (``tosa-to-buf``), one block per function. After: async IR; every kernel/copy
@@ -29,11 +32,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from nnkiln.analysis.liveness import END_CYCLE, START_CYCLE
 from nnkiln.dialects.async_ import AwaitAllOp, ExecuteOp, YieldOp
 from nnkiln.dialects.buf import (
     AllocOp,
@@ -60,6 +64,7 @@ class Task:
     cost: float
     deps: set[int] = field(default_factory=set)
     priority: float = 0.0
+    start: float = 0.0  # set by ``list_schedule`` on several instances: the predicted start
 
 
 def estimate_cost(op: Operation) -> float:
@@ -154,6 +159,7 @@ def list_schedule(tasks: list[Task], instances: int) -> list[tuple[int, int]]:
         inst = min(range(instances), key=lambda k: (max(free[k], at), last_task[k] not in tasks[best].deps, k))
         start = max(free[inst], at)
         finish[best] = start + tasks[best].cost
+        tasks[best].start = start
         free[inst] = finish[best]
         last_task[inst] = best
         order.append((best, inst))
@@ -193,6 +199,7 @@ def wrap_function(func: FuncOp, executor: str, instances: int,
     task_ops = [op for op in block.ops if isinstance(op, TASK_OPS)]
     tasks = build_tasks(task_ops, cost)
     order = list_schedule(tasks, instances)
+    timed = instances > 1 and cost is not estimate_cost
     ret = block.last_op
     assert isinstance(ret, ReturnOp)
     tokens: dict[int, SSAValue] = {}
@@ -210,6 +217,9 @@ def wrap_function(func: FuncOp, executor: str, instances: int,
         body.add_op(op)
         body.add_op(YieldOp())
         block.insert_op_before(ex, ret)
+        if timed:
+            ex.attributes[START_CYCLE] = IntegerAttr(int(tasks[i].start), i64)
+            ex.attributes[END_CYCLE] = IntegerAttr(int(tasks[i].start + tasks[i].cost), i64)
         tokens[i] = ex.token
         consumed.update(tasks[i].deps)
     sinks = [tokens[i] for i, _ in order if i not in consumed]
