@@ -43,7 +43,6 @@ sees the full derated bandwidth), the barrier latency, and dtype-dependent rates
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -139,8 +138,9 @@ def bytes_per_cycle(memory: Memory, clock_ghz: float) -> Fraction:
     return _bytes_per_cycle(memory.bandwidth_gbps, memory.derate, clock_ghz)
 
 
-def _ceil(x: Fraction) -> int:
-    return int(math.ceil(x))
+def _ceil_div(n: int, rate: Fraction) -> int:
+    """``ceil(n / rate)`` in integers."""
+    return -(-n * rate.denominator // rate.numerator)
 
 
 def instance_rates(target: Target, kind: ExecutorKind) -> tuple[int, int, int]:
@@ -158,9 +158,9 @@ def compute_cycles(target: Target, kind: ExecutorKind, w: Work, memory: Memory |
     if kind is ExecutorKind.DMA:
         raise ValueError("a DMA task's cycles come from dma_cycles")
     macs_rate, elem_rate, overhead = instance_rates(target, kind)
-    compute = _ceil(Fraction(w.macs, macs_rate)) if w.macs else _ceil(Fraction(w.elements, elem_rate))
+    compute = -(-w.macs // macs_rate) if w.macs else -(-w.elements // elem_rate)
     mem = memory or target.default_memory
-    moved = _ceil(Fraction(w.bytes) / bytes_per_cycle(mem, target.clock_ghz))
+    moved = _ceil_div(w.bytes, bytes_per_cycle(mem, target.clock_ghz))
     return overhead + max(compute, moved)
 
 
@@ -168,7 +168,7 @@ def dma_cycles(target: Target, nbytes: int, source: Memory, dest: Memory) -> int
     """Cycles of a DMA moving ``nbytes`` from ``source`` to ``dest``: the overhead plus the bytes at the slower
     side's derated bandwidth."""
     rate = min(bytes_per_cycle(source, target.clock_ghz), bytes_per_cycle(dest, target.clock_ghz))
-    return DMA_OVERHEAD + _ceil(Fraction(nbytes) / rate)
+    return DMA_OVERHEAD + _ceil_div(nbytes, rate)
 
 
 def task_cycles(target: Target, kind: ExecutorKind, kernel: str, ins: Sequence[Operand],
