@@ -10,6 +10,11 @@ waits, updates; every
 barrier record with its physical id, counts and the tasks that update / wait on it. A control-flow task
 (``tosa.cond_if`` / ``tosa.while_loop``) also lists its region programs under ``programs``, each described
 the same way (nested blobs, recursively), so that every plan can be checked independently.
+
+Device and schedule (docs/blob-format.md, "Device and schedule"): ``metadata`` is the blob's own, so it holds the
+target's ``memories`` (``[{name, kind, capacity}]``, CMX instances named ``CMX0``, ``CMX1``, ...), ``executors``
+(``[{kind, count}]``), ``max_physical_barriers`` and the simulator's ``simulated_cycles`` when the compiler
+recorded them; then every task also has ``cycles`` and ``start_cycle`` (its ``executor`` is its kind).
 """
 
 from __future__ import annotations
@@ -65,12 +70,16 @@ def describe(blob: Blob) -> dict[str, Any]:
         "dtype": b.kind.value, "shape": list(b.shape), "alias_of": None if b.alias_of < 0 else b.alias_of,
         "producer": producer.get(i), "last_consumer": consumer.get(i), "live": touched.get(_base(blob, i)),
     } for i, b in enumerate(blob.buffers)]
+    meta = blob.metadata
+    cycles, starts = meta.get("task_cycles"), meta.get("task_start_cycles")
+    timed = isinstance(cycles, list) and isinstance(starts, list)
     tasks = [{
         "index": i, "executor": t.executor, "executor_index": t.executor_index, "kernel": t.kernel,
         "attrs": _to_json(t.args.get("attrs", {})), "post_ops": _to_json(t.args.get("post_ops", [])),
         **({"operand_perms": _to_json(t.args["operand_perms"])} if t.args.get("operand_perms") else {}),
         "inputs": list(t.ins), "outputs": list(t.outs), "waits": list(t.waits), "updates": list(t.updates),
         **({"programs": _programs(blob, t)} if t.kernel in CONTROL_FLOW_KERNELS else {}),
+        **({"cycles": cycles[i], "start_cycle": starts[i]} if timed else {}),  # type: ignore[index]
     } for i, t in enumerate(blob.tasks)]
     barriers = [{
         "index": i, "physical_id": b.physical_id, "producers": b.producers, "consumers": b.consumers,

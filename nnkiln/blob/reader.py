@@ -34,6 +34,7 @@ from nnkiln.blob.format import (
     _num_elements,
     decode_args,
 )
+from nnkiln.blob.schedule import check_schedule
 from nnkiln.errors import BlobError
 from nnkiln.kinds import DECLARED_DTYPES, Kind
 from nnkiln.limits import max_tensor_bytes
@@ -361,6 +362,7 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int | None 
         if br.consumers and not br.producers:
             raise _fail(f"barrier {i} has consumers but no producer (they would wait forever)")
     _check_acyclic(tasks, n_bar)
+    check_schedule(meta, tasks, barriers, _fail)
     unknown = sorted(set(declared) - {o.name for o in outputs})
     if unknown:
         raise _fail(f"METADATA output_dtypes names {unknown}, which are not outputs")

@@ -259,6 +259,11 @@ class BlobBuilder:
                     barriers=[BarrierDesc(p, a, c) for p, a, c in zip(self.barrier_ids, prod, cons)],
                     inputs=list(self.inputs), outputs=list(self.outputs), metadata=meta)
 
+    def preview(self, **metadata: Any) -> Blob:
+        """The tables as ``finish`` would give them, without the constants (for analyses of the task graph that
+        need no weights, such as the simulator, before the metadata is final)."""
+        return self._tables(b"", metadata)
+
     def constants_bytes(self) -> memoryview:
         """The constants section: one preallocated buffer, each constant copied into it once (read-only view)."""
         buf = bytearray(self.constants_size)

@@ -1,6 +1,6 @@
 """Command-line commands of the lower levels: ``compile``, ``inspect`` and ``run`` of a ``.kiln`` blob.
 
-- ``nnkiln compile MODEL -o model.kiln [--target cpu] [--pipeline default] [--threads N] [--queues Q]
+- ``nnkiln compile MODEL -o model.kiln [--target cpu|npu|npu-small] [--pipeline default] [--threads N] [--queues Q]
   [--print-ir-after-all] [--emit rt]``: MODEL is ``.mlir``/``.onnx``/... (``nnkiln.load``); writes the
   blob (or, with ``--emit rt``, the rt-level IR as text).
 - ``nnkiln inspect model.kiln [--json]``: validates the blob and prints every buffer (memory, offset,
@@ -40,7 +40,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nnkiln compile", description="compile a model to a .kiln blob")
     p.add_argument("model", help="model file (.mlir, .onnx, ...)")
     p.add_argument("-o", "--output", required=True, help="output blob (.kiln), or '-' with --emit rt")
-    p.add_argument("--target", default="cpu")
+    p.add_argument("--target", default="cpu", help="cpu (default), npu or npu-small (nnkiln.targets)")
     p.add_argument("--pipeline", default="default")
     p.add_argument("--threads", type=positive_int, default=None, help="cpu threads the program uses (default: every "
                    "core of the machine that runs it)")
@@ -198,7 +198,8 @@ def _inspect(args: argparse.Namespace) -> int:
     threads = f"threads {m['threads']}" if "threads" in m else "threads: every core"
     print(f"blob {args.blob}: version {d['version']}, target {m.get('target')}, pipeline {m.get('pipeline')}, "
           f"{threads}, arena {m['arena_bytes']} bytes (lower bound {m['arena_lower_bound_bytes']}), "
-          f"constants {d['constants_bytes']} bytes")
+          f"constants {d['constants_bytes']} bytes"
+          + (f", simulated {m['simulated_cycles']} cycles" if "simulated_cycles" in m else ""))
     for io in d["io"]:
         print(f"  {io['direction']:6} {io['name']}: {io['dtype']}{io['shape']} -> buffer {io['buffer']}")
     print(f"buffers ({len(d['buffers'])}):")
@@ -210,6 +211,7 @@ def _inspect(args: argparse.Namespace) -> int:
     for t in d["tasks"]:
         print(f"  #{t['index']:<4} {t['executor']}[{t['executor_index']}] {t['kernel']} in={t['inputs']} "
               f"out={t['outputs']} waits={t['waits']} updates={t['updates']}"
+              + (f" cycles=[{t['start_cycle']}, +{t['cycles']}]" if "cycles" in t else "")
               + (f" post_ops={[p['kernel'] for p in t['post_ops']]}" if t["post_ops"] else "") + _decisions(t))
     print(f"barriers ({len(d['barriers'])}):")
     for b in d["barriers"]:

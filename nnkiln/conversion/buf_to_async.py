@@ -11,11 +11,15 @@ instance chosen by a list scheduler; the executes' order in the IR is the schedu
 - Dependencies: a task depends on every earlier task that wrote a buffer it reads (RAW) or writes
   (WAW), and on every earlier task that read a buffer it writes (WAR); buffers are compared by their
   base (views resolved). ``optimize-async-deps`` removes the redundant ones.
-- Scheduling: the compute executors of the target (``threads`` overrides their count; 0 = the
-  target's). A task's cost is an estimate (multiply-accumulates for conv/matmul-like kernels, else
-  bytes moved); priority = the longest cost path from the task to the end (bottom level). List
+- Scheduling: the target's software-kernel executor (``Target.kernel_executor``: the cpu's cores, the npu's
+  SHAVEs; ``threads`` overrides their count; 0 = the target's). A task's cost: on the cpu an estimate
+  (multiply-accumulates for conv/matmul-like kernels, else bytes moved: ``estimate_cost``); on the other targets
+  its cycles by the cost model (``nnkiln.targets.cost.task_cycles``, the numbers the simulator replays); priority = the longest cost path from the task to the end (bottom level). List
   scheduling: repeatedly take the ready task that can start earliest (ties: higher priority), put it
   on the executor instance that becomes free first. On one instance the program order is kept.
+- Predicted times: when the cost model schedules several instances, each execute carries its predicted start and
+  end cycles (``nnkiln.start_cycle`` / ``nnkiln.end_cycle``): ``static-allocation`` then plans buffers over time
+  rather than positions, so reusing bytes never orders two tasks the schedule runs side by side.
 - ``async.await_all`` of the tokens nobody waits for is placed before ``func.return``.
 
 Legal before: buf IR (``tosa-to-buf``), one block per function. After: async IR; every kernel/copy
@@ -24,14 +28,16 @@ is inside an ``async.execute``; token dependencies cover every RAW/WAR/WAW hazar
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from nnkiln.analysis.liveness import END_CYCLE, START_CYCLE
 from nnkiln.dialects.async_ import AwaitAllOp, ExecuteOp, YieldOp
 from nnkiln.dialects.buf import (
     AllocOp,
@@ -44,6 +50,7 @@ from nnkiln.dialects.buf import (
     base_buffer,
     byte_size,
 )
+from nnkiln.targets import ExecutorKind, Target
 
 TASK_OPS = (KernelOp, CopyOp)
 VIEW_OPS = (ReshapeOp, SubviewOp)
@@ -57,6 +64,7 @@ class Task:
     cost: float
     deps: set[int] = field(default_factory=set)
     priority: float = 0.0
+    start: float = 0.0  # set by ``list_schedule`` on several instances: the predicted start
 
 
 def estimate_cost(op: Operation) -> float:
@@ -78,14 +86,35 @@ def estimate_cost(op: Operation) -> float:
     return moved
 
 
-def build_tasks(ops: list[Operation]) -> list[Task]:
+def _operand(v: SSAValue) -> tuple[tuple[int, ...], int]:
+    """A memref operand as the cost model sees it: (shape, bytes per element)."""
+    shape = tuple(v.type.get_shape())  # type: ignore[attr-defined]
+    n = 1
+    for d in shape:
+        n *= d
+    return shape, (byte_size(v.type) // n if n else 1)
+
+
+def model_cost(target: Target, kind: ExecutorKind) -> Callable[[Operation], float]:
+    """A task's cost as the cost model's cycles on one instance of ``kind`` (``nnkiln.targets.cost``)."""
+    from nnkiln.targets.cost import task_cycles
+
+    def cost(op: Operation) -> float:
+        kernel = op.kernel.data if isinstance(op, KernelOp) else "buf.copy"
+        return float(task_cycles(target, kind, kernel, [_operand(v) for v in op.ins],  # type: ignore[attr-defined]
+                                 [_operand(v) for v in op.outs]))  # type: ignore[attr-defined]
+
+    return cost
+
+
+def build_tasks(ops: list[Operation], cost: Callable[[Operation], float] = estimate_cost) -> list[Task]:
     tasks: list[Task] = []
     last_writers: dict[SSAValue, list[int]] = {}
     readers: dict[SSAValue, list[int]] = {}
     for i, op in enumerate(ops):
         ins = op.ins if isinstance(op, TASK_OPS) else []  # type: ignore[attr-defined]
         outs = op.outs if isinstance(op, TASK_OPS) else []  # type: ignore[attr-defined]
-        t = Task(op, {base_buffer(v) for v in ins}, {base_buffer(v) for v in outs}, estimate_cost(op))
+        t = Task(op, {base_buffer(v) for v in ins}, {base_buffer(v) for v in outs}, cost(op))
         for b in t.reads | t.writes:
             t.deps.update(last_writers.get(b, ()))
         for b in t.writes:
@@ -130,6 +159,7 @@ def list_schedule(tasks: list[Task], instances: int) -> list[tuple[int, int]]:
         inst = min(range(instances), key=lambda k: (max(free[k], at), last_task[k] not in tasks[best].deps, k))
         start = max(free[inst], at)
         finish[best] = start + tasks[best].cost
+        tasks[best].start = start
         free[inst] = finish[best]
         last_task[inst] = best
         order.append((best, inst))
@@ -156,7 +186,8 @@ def _clone_views(value: SSAValue, body: Block, cache: dict[SSAValue, SSAValue]) 
     return value
 
 
-def wrap_function(func: FuncOp, executor: str, instances: int) -> None:
+def wrap_function(func: FuncOp, executor: str, instances: int,
+                  cost: Callable[[Operation], float] = estimate_cost) -> None:
     block = func.body.block
     for op in list(block.ops):  # results → the buffers they alias
         if isinstance(op, (*TASK_OPS, ConcatViewOp)):
@@ -166,8 +197,9 @@ def wrap_function(func: FuncOp, executor: str, instances: int) -> None:
                 op.detach()
                 op.erase()
     task_ops = [op for op in block.ops if isinstance(op, TASK_OPS)]
-    tasks = build_tasks(task_ops)
+    tasks = build_tasks(task_ops, cost)
     order = list_schedule(tasks, instances)
+    timed = instances > 1 and cost is not estimate_cost
     ret = block.last_op
     assert isinstance(ret, ReturnOp)
     tokens: dict[int, SSAValue] = {}
@@ -185,6 +217,9 @@ def wrap_function(func: FuncOp, executor: str, instances: int) -> None:
         body.add_op(op)
         body.add_op(YieldOp())
         block.insert_op_before(ex, ret)
+        if timed:
+            ex.attributes[START_CYCLE] = IntegerAttr(int(tasks[i].start), i64)
+            ex.attributes[END_CYCLE] = IntegerAttr(int(tasks[i].start + tasks[i].cost), i64)
         tokens[i] = ex.token
         consumed.update(tasks[i].deps)
     sinks = [tokens[i] for i, _ in order if i not in consumed]
@@ -208,6 +243,8 @@ class WrapIntoAsyncRegions(ModulePass):
         from nnkiln.targets import get_target
 
         target = get_target(self.target, self.threads or None)
-        ex = target.compute_executors()[0]
+        ex = target.kernel_executor
+        instances = min(self.threads, ex.count) if self.threads else ex.count
+        cost = estimate_cost if ex.kind is ExecutorKind.CPU else model_cost(target, ex.kind)
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
-            wrap_function(func, ex.name, ex.count)
+            wrap_function(func, ex.name, instances, cost)

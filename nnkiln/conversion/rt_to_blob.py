@@ -21,7 +21,11 @@ Translation:
   consumer; a wait refers to the current use (a wait before any update of ``b`` is an error).
 - metadata: module attributes ``nnkiln.arena_bytes`` and ``nnkiln.arena_lower_bound_bytes`` (the
   arena size defaults to the end of the last arena buffer), plus target, pipeline, compile time, and
-  ``threads`` from ``nnkiln.threads`` when the module has it (``compile(threads=N)`` sets it).
+  ``threads`` from ``nnkiln.threads`` when the module has it (``compile(threads=N)`` sets it); the target's
+  description (``Target.description``: memories, executors, ``max_physical_barriers``, ``clock_ghz``) and the
+  simulator's replay of the finished task graph (``nnkiln.runtime.simulate``: ``simulated_cycles``,
+  ``critical_path_cycles``, ``spill_bytes``, ``dma_bytes``, ``task_cycles``, ``task_start_cycles``), so the
+  schedule a checker reads is in the blob (docs/blob-format.md).
 """
 
 from __future__ import annotations
@@ -79,6 +83,14 @@ def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float)
     threads = _int_attr(module, "nnkiln.threads")
     if threads:
         meta["threads"] = threads
+    from nnkiln.runtime.simulate import simulate
+
+    tgt = get_target(target, threads=threads or None)
+    meta.update(tgt.description())
+    if not tgt.is_npu:  # the cpu's instances are threads: an rt module may use more queues than this machine has cores
+        used = max((t.executor_index + 1 for t in w.b.tasks), default=1)
+        meta["executors"] = [{**e, "count": max(e["count"], used)} for e in meta["executors"]]  # type: ignore[attr-defined]
+    meta.update(simulate(w.b.preview(**meta), tgt).metadata())
     return w.b, meta
 
 

@@ -17,6 +17,12 @@ nested pass pipeline, the same pipeline for the same target on one queue (``regi
 run on the thread count of the program that loads them). The pipeline gives ``tosa-to-buf`` that function, as a
 callable: conversions do not import this module.
 
+The npu targets (``Target.is_npu``; docs/npu-target.md), phase 1: ``reference`` is the same pass list on the
+target's SHAVE cores (every op a software kernel on activations in DDR, spread over every SHAVE by the cost
+model's list scheduler, barriers under the device's limit); ``default`` is ``reference`` for now
+(``_npu_default``): the HW passes (NCE tasks, CMX tiling, DMA, the feasible scheduler with spills) come in the
+next phases.
+
 ``pipeline(name, target)`` returns fresh pass instances; ``describe(name)`` prints the pass list
 (mlir-opt pipeline syntax, one pass per line); ``nnkiln.pipelines.text`` parses a textual pass list.
 """
@@ -93,6 +99,12 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
     ]
 
 
+def _npu_default(target: Target, queues: int) -> list[ModulePass]:
+    """The npu targets' ``default`` pipeline: in phase 1 exactly ``reference`` (SHAVE kernels only; see the module
+    docstring and docs/npu-target.md for the passes phases 2+ add here)."""
+    return _reference(target, queues)
+
+
 def _spec(p: ModulePass) -> str:
     """``name{opt-name=value ...}`` with the command line's dashed option names and values (``true``/``false``,
     lists joined by commas): ``nnkiln.pipelines.text`` parses it back into the same pass."""
@@ -106,11 +118,17 @@ def _spec(p: ModulePass) -> str:
 
 
 PIPELINES: dict[str, Callable[[Target, int], list[ModulePass]]] = {"reference": _reference, "default": _default}
+NPU_PIPELINES: dict[str, Callable[[Target, int], list[ModulePass]]] = {"reference": _reference,
+                                                                        "default": _npu_default}
+"""The pipelines of the npu targets (same names as ``PIPELINES``; ``default`` is ``reference`` in phase 1)."""
 
 
 def default_queues(name: str, target: Target) -> int:
-    """The executor instances pipeline ``name`` schedules on unless asked (see the module docstring)."""
-    ex = target.compute_executors()[0]
+    """The executor instances pipeline ``name`` schedules on unless asked (see the module docstring): on the npu
+    every SHAVE core; on the cpu one for ``reference`` or threaded kernels, else every instance."""
+    ex = target.kernel_executor
+    if target.is_npu:
+        return ex.count
     return 1 if name == "reference" or ex.threaded_kernels else ex.count
 
 
@@ -122,12 +140,12 @@ def pipeline(name: str, target: Target | None = None, queues: int | None = None)
     if name not in PIPELINES:
         raise NnkilnError(f"unknown pipeline '{name}'{did_you_mean(name, PIPELINES)} (available: {', '.join(PIPELINES)})")
     target = target or get_target("cpu")
-    count = target.compute_executors()[0].count
+    count = target.kernel_executor.count
     if queues is None:
         queues = default_queues(name, target)
     elif not 1 <= queues <= count:
         raise NnkilnError(f"queues must be between 1 and the target's {count} executor instances, got {queues}")
-    return PIPELINES[name](target, queues)
+    return (NPU_PIPELINES if target.is_npu else PIPELINES)[name](target, queues)
 
 
 def region_passes(name: str, target: str) -> list[ModulePass]:
@@ -144,4 +162,4 @@ def describe(name: str, target: Target | None = None, stream: TextIO | None = No
     return text
 
 
-__all__ = ["PIPELINES", "default_queues", "describe", "pipeline", "region_passes"]
+__all__ = ["NPU_PIPELINES", "PIPELINES", "default_queues", "describe", "pipeline", "region_passes"]

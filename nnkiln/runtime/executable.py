@@ -25,6 +25,15 @@ given to ``load``, else the blob's metadata ``threads`` (``nnkiln.compile(thread
 budget); never more than the CPUs this process may use. Building the kernels (GEMM plans) and every run happen
 inside ``blas.thread_budget(threads)``.
 
+Seeded schedules: ``run(inputs, schedule_seed=S)`` runs the tasks one at a time, in this thread, each time picking
+(``random.Random(S)``) one of the queue heads the barriers allow (every barrier record it waits on has no pending
+producer): any order the queues and barriers allow is a legal run, and every one must give the same bits (the
+compiler orders every hazard). With one queue there is only one order (the plain run).
+
+Simulation: ``stats`` has ``simulated_cycles``, ``critical_path_cycles``, ``spill_bytes`` and ``dma_bytes``, the
+simulator's replay the compiler recorded in the metadata (replayed on load for a blob without them);
+``timeline()`` replays the blob (``nnkiln.runtime.simulate``): per executor instance, its tasks' start and end.
+
 ``run`` is serialised by a lock: one executable has one arena.
 
 Profiling: ``profile(inputs)`` runs once with every task as its own kernel and returns each task's start and
@@ -34,6 +43,7 @@ end (``TaskTime``); it swaps timed units in under the lock, so ``run``'s path re
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -54,6 +64,7 @@ from nnkiln.runtime.direct import DirectRun, direct_run
 from nnkiln.runtime.kernels import TaskFn, build_task
 from nnkiln.runtime.kernels.bound import Chain, chain_units
 from nnkiln.runtime.kernels.gemm import GemmPlan, plan_for, planning
+from nnkiln.runtime.simulate import Simulation, Slot, simulate
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -184,6 +195,22 @@ class Executable:
             "target": meta.get("target", ""),
             "pipeline": meta.get("pipeline", ""),
         }
+        self._simulation: Simulation | None = None
+        keys = ("simulated_cycles", "critical_path_cycles", "spill_bytes", "dma_bytes")
+        recorded = {k: meta[k] for k in keys if k in meta}
+        if len(recorded) < len(keys):
+            recorded = {k: v for k, v in self.simulation().metadata().items() if k in keys}
+        self.stats.update(recorded)
+
+    def simulation(self) -> Simulation:
+        """The simulator's replay of this blob (``nnkiln.runtime.simulate``; computed once)."""
+        if self._simulation is None:
+            self._simulation = simulate(self.blob)
+        return self._simulation
+
+    def timeline(self) -> dict[tuple[str, int], list[Slot]]:
+        """Per executor instance ``(executor, index)``: its tasks with start and end cycles (simulated)."""
+        return self.simulation().timeline()
 
     def _plan(self, blob: Blob) -> GemmPlan:
         """Build every task's kernel, the queues and their units; returns the GEMM plan."""
@@ -248,15 +275,17 @@ class Executable:
 
     # -- running ----------------------------------------------------------------------------------
 
-    def run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def run(self, inputs: Mapping[str, Any], schedule_seed: int | None = None) -> dict[str, np.ndarray]:
         """Execute on ``inputs`` (by name); returns the outputs by name (fresh arrays), each with the element type
-        the model declares (the blob's metadata ``output_dtypes``: e.g. int64 computed in int32, converted exactly)."""
-        outs = self._run(without_ignored_inputs(inputs, self.ignored_inputs))  # type: ignore[arg-type]
+        the model declares (the blob's metadata ``output_dtypes``: e.g. int64 computed in int32, converted exactly).
+        ``schedule_seed``: run the tasks one at a time in a random legal order drawn with this seed (module
+        docstring)."""
+        outs = self._run(without_ignored_inputs(inputs, self.ignored_inputs), schedule_seed)  # type: ignore[arg-type]
         for name, dtype in self._declared:
             outs[name] = to_declared(outs[name], dtype, name)
         return with_empty_outputs(outs, self.empty_outputs)
 
-    def _run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def _run(self, inputs: Mapping[str, Any], seed: int | None = None) -> dict[str, np.ndarray]:
         if self._direct is not None:  # one chain, arrays that need no conversion: see runtime.direct
             outs = self._direct(inputs)
             if outs is not None:
@@ -270,7 +299,7 @@ class Executable:
                              f"(expected: {', '.join(repr(n) for n in self.input_names) or 'none'})")
         in_arrays = [convert_input(io.name, inputs[io.name], io, dt) for io, dt in self._in_specs]
         out_arrays = [aligned_empty(shape, dtype) for shape, dtype in self._out_specs]
-        self._run_contiguous(in_arrays, out_arrays)
+        self._run_contiguous(in_arrays, out_arrays, seed)
         return dict(zip(self.output_names, out_arrays))
 
     def run_arrays(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
@@ -287,7 +316,8 @@ class Executable:
             if not d:
                 np.copyto(o, t)
 
-    def _run_contiguous(self, in_arrays: Sequence[np.ndarray], out_arrays: Sequence[np.ndarray]) -> None:
+    def _run_contiguous(self, in_arrays: Sequence[np.ndarray], out_arrays: Sequence[np.ndarray],
+                        seed: int | None = None) -> None:
         whole = self._whole
         if whole is not None and whole.run_io(in_arrays, out_arrays, self._lock, self.threads):
             return
@@ -297,7 +327,7 @@ class Executable:
             out_u8 = [a.reshape(-1).view(np.uint8) for a in out_arrays]
             for i, is_input, index, lo, hi, dtype, shape in self._io_specs:
                 views[i] = (in_u8 if is_input else out_u8)[index][lo:hi].view(dtype).reshape(shape)
-            self._execute(views)
+            self._execute(views, seed)
 
     def profile(self, inputs: Mapping[str, Any]) -> list[TaskTime]:
         """Run once on ``inputs`` task by task and return when each task ran: one ``TaskTime`` per task, in the
@@ -381,7 +411,32 @@ class Executable:
         except Exception as err:
             raise self._failed(i, err) from err
 
-    def _execute(self, views: list[np.ndarray]) -> None:
+    def _execute_seeded(self, views: list[np.ndarray], seed: int) -> None:
+        """One task at a time, each a random queue head the barriers allow (module docstring)."""
+        from nnkiln.runtime.blas import single_threaded_blas
+
+        rng = random.Random(seed)
+        pending = [b.producers for b in self.blob.barriers]
+        heads = [0] * len(self._units)
+        with single_threaded_blas():
+            while True:
+                ready = [q for q, us in enumerate(self._units)
+                         if heads[q] < len(us) and not any(pending[w] for w in us[heads[q]][2])]
+                if not ready:
+                    break
+                q = rng.choice(ready)
+                fn, i, _, updates = self._units[q][heads[q]]
+                self._run_unit(fn, i, views)
+                for u in updates:
+                    pending[u] -= 1
+                heads[q] += 1
+        if any(h < len(us) for h, us in zip(heads, self._units)):
+            raise BlobError("a seeded run stopped with tasks left (the task graph deadlocks)")
+
+    def _execute(self, views: list[np.ndarray], seed: int | None = None) -> None:
+        if seed is not None and len(self._queues) > 1:
+            self._execute_seeded(views, seed)
+            return
         if len(self._queues) <= 1:
             i = 0
             try:

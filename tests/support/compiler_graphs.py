@@ -172,3 +172,18 @@ def _pool(self, x, shape, out):
 
 G.strided_conv = _strided_conv  # type: ignore[attr-defined]
 G.pool = _pool  # type: ignore[attr-defined]
+
+
+def wide(branches: int = 24, hw: int = 8, c: int = 4) -> str:
+    """``branches`` independent conv → clamp branches of one input, summed left to right: as wide as a graph gets,
+    with a long chain of adds at the end."""
+    shape = (1, hw, hw, c)
+    g = G([shape])
+    outs = []
+    for _ in range(branches):
+        h, _s = g.conv("%x0", shape, c)
+        outs.append(g.unary("clamp", h, shape))
+    acc = outs[0]
+    for h in outs[1:]:
+        acc = g.binary("add", acc, h, shape)
+    return g.text([(acc, shape)])

@@ -2,7 +2,9 @@
 
 What: for the target's default memory (the cpu target has one, ``host``):
 1. live intervals [first task, last task] in schedule order (``nnkiln.analysis.liveness``), sizes
-   rounded up to the memory's alignment; two buffers *conflict* when their intervals overlap;
+   rounded up to the memory's alignment; two buffers *conflict* when their intervals overlap; when the tasks carry
+   predicted start/end cycles (several instances scheduled by the cost model: the npu), the intervals are spans of
+   time instead (``liveness.in_time``), so reuse never serialises tasks the schedule runs side by side;
 2. offset planning (``plan``): dynamic storage allocation, NP-hard. No plan is smaller than ``lower_bound``
    (the largest sum of the sizes live at one task), and that bound is not always reachable;
    (a) best fit in a given order (``place``): each buffer goes into the smallest gap, between the placed
@@ -47,7 +49,7 @@ from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from nnkiln.analysis.liveness import Interval, align_up, buffer_intervals, lower_bound
+from nnkiln.analysis.liveness import Interval, align_up, buffer_intervals, in_time, lower_bound
 from nnkiln.dialects.async_ import ExecuteOp
 from nnkiln.dialects.buf import StaticAllocOp
 from nnkiln.errors import NnkilnError
@@ -258,6 +260,7 @@ class StaticAllocation(ModulePass):
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
             block = func.body.block
             intervals = buffer_intervals(block, memory.alignment)
+            in_time(block, intervals)  # several instances scheduled by the cost model: plan over time
             size = plan(intervals, memory.alignment)
             add_reuse_dependencies(block, intervals)
             arena, bound = max(arena, size), max(bound, lower_bound(intervals))

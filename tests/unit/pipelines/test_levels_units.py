@@ -24,10 +24,10 @@ def test_cpu_target() -> None:
     (mem,) = t.memories
     assert (mem.name, mem.kind, mem.alignment) == ("host", MemoryKind.DDR, 64)
     (ex,) = t.executors
-    assert (ex.name, ex.kind, ex.count) == ("cpu", ExecutorKind.COMPUTE, 3)
+    assert (ex.name, ex.kind, ex.count) == ("cpu", ExecutorKind.CPU, 3)
     assert get_target("cpu").executors[0].count >= 1
-    with pytest.raises(NnkilnError, match="unknown target 'npu'"):
-        get_target("npu")
+    with pytest.raises(NnkilnError, match="unknown target 'tpu'"):
+        get_target("tpu")
     with pytest.raises(NnkilnError):
         get_target("cpu", threads=0)
 
