@@ -60,6 +60,7 @@ def test_an_onnx_input_and_a_compiled_arena_are_held_to_the_budget(tmp_path, mon
     from onnx import helper as oh
 
     import nnkiln
+    from nnkiln.errors import FrontendError
     from nnkiln.limits import LimitError
 
     def save(shape: list[int]) -> str:
@@ -72,7 +73,7 @@ def test_an_onnx_input_and_a_compiled_arena_are_held_to_the_budget(tmp_path, mon
         return path
 
     monkeypatch.setenv("NNKILN_MAX_TENSOR_BYTES", "64K")
-    with pytest.raises(LimitError, match=r"m4.onnx: input 'x': 131072 bytes .* exceed the tensor budget of 65536"):
+    with pytest.raises(FrontendError, match=r"m4.onnx: input 'x': 131072 bytes .* exceed the tensor budget of 65536"):
         nnkiln.load(save([8, 4, 32, 32]))
     module = nnkiln.load(save([16, 1024]))  # 64 KiB: the input fits, the arena (r and n) does not
     with pytest.raises(LimitError, match="the program's arena"):
