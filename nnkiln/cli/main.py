@@ -107,11 +107,16 @@ def cmd_opt(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from nnkiln.ir.errors import VerifyError
     from nnkiln.ir.text import parse_module
     from nnkiln.ir.verify import verify_module
 
     module = parse_module(_read(args.file), filename=args.file)
-    verify_module(module)
+    try:
+        verify_module(module)
+    except VerifyError as err:
+        sys.stderr.write(f"error: {args.file}: {err.describe()}\n")
+        return err.exit_code
     print(f"{args.file}: valid")
     return 0
 

@@ -387,6 +387,20 @@ def verify_module(module: ModuleOp, *, fast: bool = True) -> None:
     """Verify a whole module (see ``verify_op``), then that every value is defined before it is used."""
     verify_op(module, fast=fast)
     check_defined_before_use(module)
+    check_functions_return(module)
+
+
+def check_functions_return(module: Operation) -> None:
+    """Every ``func.func`` with a body ends it with ``func.return`` (xDSL accepts a body without its terminator; the
+    lowering passes assume one: an empty body made ``tosa-to-buf`` fail with an AttributeError)."""
+    from xdsl.dialects.func import FuncOp, ReturnOp
+
+    for op in module.walk():
+        if isinstance(op, FuncOp) and op.body.blocks:
+            last = op.body.blocks[-1].last_op
+            if not isinstance(last, ReturnOp):
+                raise VerifyError("the function body does not end with func.return", op_name=op.name,
+                                  rule="function terminator", location=f"@{op.sym_name.data}")
 
 
 def check_defined_before_use(module: Operation) -> None:

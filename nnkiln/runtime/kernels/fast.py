@@ -241,7 +241,10 @@ def _with_epilogue(fn: PlainFn, ob: Sequence[BufferDesc],
 def build(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc],
           consts: Sequence[np.ndarray | None], epi: Epilogue | None = None) -> FastFn | None:
     """A fast float32 implementation of ``name`` (with the fused epilogue ``epi``) for these operands,
-    or ``None``: ``fn(ins, outs, extras)``."""
+    or ``None``: ``fn(ins, outs, extras)``. A pooling task with a geometry TOSA forbids is a ``BlobError``
+    (``_check_pool``), whatever its element type."""
+    if name in ("tosa.max_pool2d", "tosa.avg_pool2d"):
+        _check_pool(name, attrs, ib, ob)
     if name == "tosa.gather" and epi is None:
         return _gather(ib, ob)
     if name == "tosa.resize" and epi is None:  # positions computed once: any element type (NEAREST)
@@ -535,6 +538,26 @@ def _slice(attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferD
         return lambda ins, outs: np.copyto(outs[0], ins[0][box])
     strides = _strides(xs)
     return _strided_copy(lib, lambda x: x[box], size, strides, sum(b * k for b, k in zip(start, strides)))
+
+
+def _check_pool(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc], ob: Sequence[BufferDesc]) -> None:
+    """A pooling task's geometry as TOSA's ERROR_IF rules allow it (spec §2.3.1, §2.3.6: positive kernel and stride,
+    non-negative pads, NHWC operands with the same N and C, and the output size the window sweep gives), else a
+    ``BlobError``: a blob cannot ask for a window of 2^24 rows over a 16-row input (work without bound)."""
+    from nnkiln.errors import BlobError
+
+    k, stride, pad = conv.ints(attrs.get("kernel"), 2), conv.ints(attrs.get("stride"), 2), conv.ints(attrs.get("pad"), 4)
+    ok = k is not None and stride is not None and pad is not None and len(ib) == 1 and len(ob) == 1
+    if ok:
+        xs, os_ = ib[0].shape, ob[0].shape
+        ok = (len(xs) == 4 and len(os_) == 4 and xs[0] == os_[0] and xs[3] == os_[3] and min(k) >= 1
+              and min(stride) >= 1 and min(pad) >= 0 and k[0] <= xs[1] + pad[0] + pad[1]
+              and k[1] <= xs[2] + pad[2] + pad[3]
+              and os_[1] == conv.out_size(xs[1], k[0], stride[0], 1, pad[0], pad[1])
+              and os_[2] == conv.out_size(xs[2], k[1], stride[1], 1, pad[2], pad[3]))
+    if not ok:
+        raise BlobError(f"{name}: kernel {attrs.get('kernel')}, stride {attrs.get('stride')}, pad {attrs.get('pad')} "
+                        f"do not map {[d.shape for d in ib]} to {[d.shape for d in ob]}")
 
 
 def _plain(name: str, attrs: dict[str, Any], ib: Sequence[BufferDesc],

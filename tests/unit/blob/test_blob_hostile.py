@@ -76,9 +76,9 @@ def test_kernel_attrs_the_kernel_cannot_use_fail_naming_the_task(tmp_path: Path,
         t = b.tasks[i]
         b.tasks[i] = dataclasses.replace(t, args={**t.args, "attrs": {**t.args["attrs"], "kernel": 7}})
 
-    exe = nnkiln.Executable.load(_edited(raw, break_pool))
-    with pytest.raises(BlobError, match=r"task 3 \(tosa.max_pool2d\) failed: TypeError"):
-        exe.run({"image": np.zeros((1, 16, 16, 3), np.int8)})
+    # refused when the task's kernel is bound (the pool geometry is checked against the shapes), not at run time
+    with pytest.raises(BlobError, match=r"tosa.max_pool2d: kernel 7, stride \(2, 2\).* do not map"):
+        nnkiln.Executable.load(_edited(raw, break_pool))
 
 
 def test_the_unedited_blob_still_loads_and_inspects(tmp_path: Path, raw: bytes) -> None:
@@ -96,3 +96,33 @@ def test_attrs_a_native_binding_cannot_take_are_a_blob_error(tmp_path: Path, raw
 
     with pytest.raises(BlobError):
         nnkiln.Executable.load(_edited(raw, huge_zp)).run({"image": np.zeros((1, 16, 16, 3), np.int8)})
+
+
+def test_a_pool_window_the_shapes_do_not_allow_is_refused_at_load(tmp_path) -> None:  # noqa: ANN001
+    """Found by the fuzzer (seed 20261201, blob cases 9475, 9879): an int8 MAX_POOL2D task whose kernel was edited to
+    2^24 rows over a 16-row input ran for 20 s; the geometry is now checked against the shapes when the task's
+    kernel is bound (TOSA's ERROR_IF rules), so load and inspect refuse the blob."""
+    from onnx import TensorProto as TP
+    from onnx import helper as oh
+
+    import nnkiln
+    from nnkiln.blob.reader import decode
+    from nnkiln.blob.writer import encode
+    from nnkiln.errors import BlobError
+
+    g = oh.make_graph([oh.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2])], "g",
+                      [oh.make_tensor_value_info("x", TP.FLOAT, [1, 8, 16, 16])],
+                      [oh.make_tensor_value_info("y", TP.FLOAT, None)])
+    onnx_path = tmp_path / "p.onnx"
+    import onnx
+
+    onnx.save(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]), onnx_path)
+    blob = decode(nnkiln.compile(nnkiln.load(str(onnx_path)), threads=1).to_bytes())
+    pools = [t for t in blob.tasks if t.kernel == "tosa.max_pool2d"]
+    assert pools, [t.kernel for t in blob.tasks]
+    pools[0].args["attrs"]["kernel"] = (1 << 24, 2)
+    bad = tmp_path / "bad.kiln"
+    bad.write_bytes(encode(blob))
+    with pytest.raises(BlobError, match=r"tosa.max_pool2d: kernel \(16777216, 2\).* do not map"):
+        nnkiln.Executable.load(bad)
+

@@ -132,3 +132,14 @@ def test_an_unclosed_string_as_the_first_token_is_refused_at_once() -> None:
     text = '"func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n' + "  %y = tosa.abs %x : (tensor<2xf32>) -> tensor<2xf32>\n" * 40
     with pytest.raises(InputError, match="t.mlir:1: a string literal that is not closed on its line"):
         parse_module(text, filename="t.mlir")
+
+
+def test_a_function_body_without_its_return_is_a_verify_error() -> None:
+    """Found by the fuzzer (seed 20261201, cli cases 510, 5687): an empty body verified, then tosa-to-buf raised
+    AttributeError (exit 3)."""
+    from nnkiln.ir.errors import VerifyError
+    from nnkiln.ir.verify import verify_module
+
+    m = parse_module("func.func @precise(%a: tensor<1xf32>) {\n}\n")
+    with pytest.raises(VerifyError, match="the function body does not end with func.return"):
+        verify_module(m)
