@@ -62,6 +62,14 @@ def _ort_type(dtype: str) -> str:
     return f"tensor({_ORT_TYPES.get(dtype, dtype)})"
 
 
+def numpy_dtype_of_ort_type(ort_type: str) -> np.dtype | None:
+    """The numpy dtype onnxruntime means by ``tensor(float)`` etc. (None if unknown or not a tensor)."""
+    for name, spelled in _ORT_TYPES.items():
+        if ort_type == f"tensor({spelled})":
+            return np.dtype(name) if name != "bfloat16" else None
+    return None
+
+
 def _onnx_args(values: Sequence[Any], skip: set[str]) -> list[NodeArg]:
     """NodeArgs of ONNX ValueInfoProtos, as onnxruntime reports them."""
     from onnx import helper

@@ -130,11 +130,10 @@ def _onnxruntime(path: str, feeds: Mapping[str, np.ndarray], threads: int | None
     if threads:
         opts.intra_op_num_threads = threads
     sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    from nnkiln.session import numpy_dtype_of_ort_type
+
     # the same values, as the element types the model declares (onnxruntime wants int64 where the model says so)
-    types = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
-             "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int16)": np.int16, "tensor(int8)": np.int8,
-             "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(bool)": np.bool_}
-    return sess, {i.name: feeds[i.name].astype(types.get(i.type, feeds[i.name].dtype))
+    return sess, {i.name: feeds[i.name].astype(numpy_dtype_of_ort_type(i.type) or feeds[i.name].dtype)
                   for i in sess.get_inputs() if i.name in feeds}
 
 
