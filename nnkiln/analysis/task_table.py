@@ -93,6 +93,9 @@ class TaskTable:
 
     def __init__(self, packed: set[SSAValue] | None = None) -> None:
         self.packed = packed or set()
+        self.arena_names: list[str | None] = [None]
+        """The memory of each arena by index (``None``: the target's default memory; then ``rt.buffer`` memories in
+        order of appearance): ``rt_to_blob`` names them in METADATA ``arenas``."""
         self.b = BlobBuilder()
         self.buf: dict[SSAValue, int] = {}
         self.ops: list[Operation | None] = []
@@ -191,7 +194,11 @@ class TaskTable:
             t = op.buffer.type
             kind = kind_of_memref(t, "rt.buffer")
             if op.section_kind is Section.ARENA:
-                self._place(op.buffer, self.b.add_arena(kind, shape_of(t), op.offset_value))
+                name = op.memory_name
+                if name is not None and name not in self.arena_names:
+                    self.arena_names.append(name)
+                arena = self.arena_names.index(name) if name is not None else 0
+                self._place(op.buffer, self.b.add_arena(kind, shape_of(t), op.offset_value, arena))
             else:
                 key = (op.section_kind.value, op.index_value)
                 if key not in self.io_buffers:
@@ -257,8 +264,12 @@ class TaskTable:
                     attrs = {**attrs, "b_panels": PANEL_WIDTH}
                 items.append((op.kernel.data, ins, outs, attrs, post_ops_of(op.post_ops), op, op.perms()))
             elif isinstance(op, CopyOp):
-                items.append(("buf.copy", [self.value(v, op) for v in op.ins], [self.value(v, op) for v in op.outs], {},
-                              [], op, []))
+                box = op.box()
+                attrs = {f"{box[0]}_offsets": list(box[1])} if box else {}
+                if op.spill is not None:
+                    attrs["spill"] = True
+                items.append(("buf.copy", [self.value(v, op) for v in op.ins], [self.value(v, op) for v in op.outs],
+                              attrs, [], op, []))
             else:
                 raise BlobError(f"'{op.name}' cannot run inside rt.task (expected buf.kernel, buf.copy, views, constants)")
             for r, o in zip(op.results, op.outs):

@@ -24,7 +24,9 @@ from nnkiln.kinds import Kind
 
 MAGIC = b"NNKBLOB\0"
 VERSION_MAJOR = 1
-VERSION_MINOR = 0
+VERSION_MINOR = 1
+"""1.1: ARENA buffers may have index > 0 (the arena of another memory instance: METADATA ``arenas``); a blob that
+uses no second arena is written as 1.0, byte for byte as before."""
 ALIGNMENT = 64
 MAX_RANK = 8
 MAX_DIM = 1 << 40
@@ -278,6 +280,17 @@ class Blob:
     @property
     def arena_bytes(self) -> int:
         return int(self.metadata.get("arena_bytes", 0))
+
+    @property
+    def arenas(self) -> list[tuple[str, int]]:
+        """``(memory name, bytes)`` per arena, by the ARENA buffers' ``index``: METADATA ``arenas``, else one arena
+        (the default memory: ``memories[0]``'s name, or ``"arena"``) of ``arena_bytes``."""
+        listed = self.metadata.get("arenas")
+        if isinstance(listed, list) and listed:
+            return [(str(a["name"]), int(a["bytes"])) for a in listed]
+        mems = self.metadata.get("memories")
+        name = str(mems[0]["name"]) if isinstance(mems, list) and mems and isinstance(mems[0], dict) else "arena"
+        return [(name, self.arena_bytes)]
 
 
 def _num_elements(shape: tuple[int, ...]) -> int:

@@ -65,8 +65,14 @@ def describe(blob: Blob) -> dict[str, Any]:
         for j in (*t.ins, *t.outs):
             span = touched.setdefault(_base(blob, j), [i, i])
             span[1] = i
+    arenas = [name for name, _ in blob.arenas]
+
+    def memory(b: Any) -> str:  # an arena buffer: the memory (instance) its arena is, by name
+        return arenas[b.index] if b.memory is Memory.ARENA and b.index < len(arenas) else b.memory.name.lower()
+
     buffers = [{
-        "index": i, "memory": b.memory.name.lower(), "io_index": b.index, "offset": b.offset, "size": b.size,
+        "index": i, "memory": memory(b), "io_index": b.index if b.memory is not Memory.ARENA else 0,
+        "offset": b.offset, "size": b.size,
         "dtype": b.kind.value, "shape": list(b.shape), "alias_of": None if b.alias_of < 0 else b.alias_of,
         "producer": producer.get(i), "last_consumer": consumer.get(i), "live": touched.get(_base(blob, i)),
     } for i, b in enumerate(blob.buffers)]

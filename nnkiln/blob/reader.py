@@ -122,6 +122,22 @@ def _check_numbers(meta: dict[str, Any]) -> None:
         raise _fail(f"METADATA num_physical_barriers = {n!r} is not a non-negative integer")
 
 
+def _arenas(meta: dict[str, Any], arena_bytes: int) -> list[int]:
+    """The byte size of each arena: METADATA ``arenas`` (``[{"name", "bytes"}]``, names unique, the first of
+    ``arena_bytes`` bytes), else one arena of ``arena_bytes``."""
+    listed = meta.get("arenas")
+    if listed is None:
+        return [arena_bytes]
+    if (not isinstance(listed, list) or not 1 <= len(listed) <= 256 or any(
+            not isinstance(a, dict) or not isinstance(a.get("name"), str) or not isinstance(a.get("bytes"), int)
+            or isinstance(a.get("bytes"), bool) or a["bytes"] < 0 for a in listed)
+            or len({a["name"] for a in listed}) != len(listed)):
+        raise _fail(f"METADATA arenas = {listed!r} is not a list of 1 to 256 {{name (unique), bytes >= 0}}")
+    if listed[0]["bytes"] != arena_bytes:
+        raise _fail(f"METADATA arenas[0] has {listed[0]['bytes']} bytes but arena_bytes = {arena_bytes}")
+    return [a["bytes"] for a in listed]
+
+
 def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int | None = None) -> Blob:
     """Decode and fully validate a blob; ``BlobError`` names the first broken rule. The arena and every graph input
     and output must fit the byte budget (``max_arena_bytes``, default ``nnkiln.limits.max_tensor_bytes()``)."""
@@ -227,8 +243,10 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int | None 
     arena = meta["arena_bytes"]
     if max_arena_bytes is None:
         max_arena_bytes = max_tensor_bytes()
-    if arena > max_arena_bytes:
-        raise _fail(f"arena of {arena} bytes exceeds the limit of {max_arena_bytes} bytes (NNKILN_MAX_TENSOR_BYTES)")
+    arenas = _arenas(meta, arena)
+    total = sum(arenas)
+    if total > max_arena_bytes:
+        raise _fail(f"arena of {total} bytes exceeds the limit of {max_arena_bytes} bytes (NNKILN_MAX_TENSOR_BYTES)")
 
     # io
     r = _Reader(secs[SectionKind.IO], "IO")
@@ -275,9 +293,9 @@ def decode(data: bytes | bytearray | memoryview, *, max_arena_bytes: int | None 
         if expect != size:
             raise _fail(f"{what}: size {size} != product({list(shape)}) * itemsize = {expect}")
         if memory is Memory.ARENA:
-            limit, where = arena, "the arena"
-            if index:
-                raise _fail(f"{what}: arena buffer has index {index}")
+            if index >= len(arenas):
+                raise _fail(f"{what}: arena index {index} but there are {len(arenas)} arenas (METADATA arenas)")
+            limit, where = arenas[index], "the arena" if len(arenas) == 1 else f"arena {index}"
         elif memory is Memory.CONSTANT:
             limit, where = len(constants), "the constants section"
             if index:

@@ -142,9 +142,10 @@ def encode_chunks(blob: Blob, chunks: Sequence[ConstantChunk], constants_size: i
         pos += size + pad
     total = pos
     table = b"".join(_SECTION.pack(*e) for e in entries)
-    head = struct.pack("<8sHHIQI", MAGIC, VERSION_MAJOR, VERSION_MINOR, 0, total, len(order))
+    minor = VERSION_MINOR if any(b.memory is Memory.ARENA and b.index for b in blob.buffers) else 0
+    head = struct.pack("<8sHHIQI", MAGIC, VERSION_MAJOR, minor, 0, total, len(order))
     crc = zlib.crc32(head + table) & 0xFFFFFFFF
-    pieces[0] = _HEADER.pack(MAGIC, VERSION_MAJOR, VERSION_MINOR, 0, total, len(order), crc, b"\0" * 32)
+    pieces[0] = _HEADER.pack(MAGIC, VERSION_MAJOR, minor, 0, total, len(order), crc, b"\0" * 32)
     pieces[1] = table
     result = b"".join(pieces)
     assert len(result) == total
@@ -206,9 +207,10 @@ class BlobBuilder:
         self.constants_size = off + data.nbytes
         return self._add(BufferDesc(Memory.CONSTANT, kind, tuple(data.shape), off, data.nbytes))
 
-    def add_arena(self, kind: Kind, shape: Sequence[int], offset: int) -> int:
+    def add_arena(self, kind: Kind, shape: Sequence[int], offset: int, arena: int = 0) -> int:
+        """A buffer at ``offset`` in arena ``arena`` (0: the default memory's; see ``Blob.arenas``)."""
         shape = tuple(int(d) for d in shape)
-        return self._add(BufferDesc(Memory.ARENA, kind, shape, int(offset), _size(kind, shape)))
+        return self._add(BufferDesc(Memory.ARENA, kind, shape, int(offset), _size(kind, shape), int(arena)))
 
     def add_buffer(self, memory: Memory, kind: Kind, shape: Sequence[int], offset: int, index: int = 0) -> int:
         shape = tuple(int(d) for d in shape)
@@ -254,7 +256,8 @@ class BlobBuilder:
                 "num_physical_barriers": len(set(self.barrier_ids))}
         meta.update(metadata)
         if "arena_bytes" not in metadata:
-            meta["arena_bytes"] = max((b.offset + b.size for b in self.buffers if b.memory is Memory.ARENA), default=0)
+            meta["arena_bytes"] = max((b.offset + b.size for b in self.buffers
+                                       if b.memory is Memory.ARENA and b.index == 0), default=0)
         return Blob(constants=constants, buffers=list(self.buffers), tasks=list(self.tasks),
                     barriers=[BarrierDesc(p, a, c) for p, a, c in zip(self.barrier_ids, prod, cons)],
                     inputs=list(self.inputs), outputs=list(self.outputs), metadata=meta)

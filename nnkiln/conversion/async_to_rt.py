@@ -1,7 +1,8 @@
 """``async-to-rt``: the async level → the runtime level L1 (architecture spec §4 "runtime tasks and barriers").
 
 What:
-- Buffers get fixed places: ``buf.static_alloc`` → ``rt.buffer {section = "arena", offset}``; a
+- Buffers get fixed places: ``buf.static_alloc`` → ``rt.buffer {section = "arena", offset}`` (with ``memory =
+  "CMX<k>"`` for a buffer in an npu scratchpad: each memory instance is an arena of its own); a
   function argument marked ``nnkiln.io = "input"``/``"output"`` → ``rt.buffer {section, index =
   its position among the inputs/outputs, offset = 0}`` (the arguments stay, the buffers replace
   their uses). ``buf.const`` stays.
@@ -32,6 +33,7 @@ from nnkiln.dialects.async_ import AwaitAllOp, ExecuteOp, YieldOp
 from nnkiln.dialects.buf import AllocOp, StaticAllocOp
 from nnkiln.dialects.rt import BarrierOp, BufferOp, EndOp, TaskOp
 from nnkiln.errors import PassError
+from nnkiln.targets import MemoryKind, find_memory
 
 
 def _io_buffers(func: FuncOp, block: Block, first: Operation | None) -> None:
@@ -57,7 +59,10 @@ def convert_block(func: FuncOp) -> None:
     _io_buffers(func, block, block.first_op)
     for op in list(block.ops):
         if isinstance(op, StaticAllocOp):
-            Rewriter.replace_op(op, BufferOp("arena", op.offset.value.data, 0, op.result.type))  # type: ignore[arg-type]
+            mem = find_memory(op.memory.data)
+            scratch = op.memory.data if mem is not None and mem.kind is MemoryKind.CMX else None
+            Rewriter.replace_op(op, BufferOp("arena", op.offset.value.data, 0, op.result.type,  # type: ignore[arg-type]
+                                             memory=scratch))
     executes = [op for op in block.ops if isinstance(op, ExecuteOp)]
     queue = {ex.token: (ex.executor.data, ex.index) for ex in executes}
     deps = {ex: [d for d in ex.dependencies if queue[d] != (ex.executor.data, ex.index)] for ex in executes}

@@ -11,6 +11,11 @@ instance chosen by a list scheduler; the executes' order in the IR is the schedu
 - Dependencies: a task depends on every earlier task that wrote a buffer it reads (RAW) or writes
   (WAW), and on every earlier task that read a buffer it writes (WAR); buffers are compared by their
   base (views resolved). ``optimize-async-deps`` removes the redundant ones.
+- The npu's hardware path (a function with NCE kernels, ``cmx-tiling``): each task goes where ``placement`` says
+  (an NCE tile on its cluster, a copy touching a CMX on a DMA engine, the rest on a SHAVE), costs the cost model's
+  cycles with its operands in their memories, and the executor kinds are scheduled together by the feasible
+  scheduler without memory limits (``nnkiln.analysis.feasible_schedule``; ``feasible-allocation`` re-schedules
+  with the CMX capacities).
 - Scheduling: the target's software-kernel executor (``Target.kernel_executor``: the cpu's cores, the npu's
   SHAVEs; ``threads`` overrides their count; 0 = the target's). A task's cost: on the cpu an estimate
   (multiply-accumulates for conv/matmul-like kernels, else bytes moved: ``estimate_cost``); on the other targets
@@ -40,6 +45,7 @@ from xdsl.passes import ModulePass
 from nnkiln.analysis.liveness import END_CYCLE, START_CYCLE
 from nnkiln.dialects.async_ import AwaitAllOp, ExecuteOp, YieldOp
 from nnkiln.dialects.buf import (
+    NCE_ATTR,
     AllocOp,
     ConcatViewOp,
     ConstOp,
@@ -50,7 +56,7 @@ from nnkiln.dialects.buf import (
     base_buffer,
     byte_size,
 )
-from nnkiln.targets import ExecutorKind, Target
+from nnkiln.targets import ExecutorKind, MemoryKind, Target, find_memory
 
 TASK_OPS = (KernelOp, CopyOp)
 VIEW_OPS = (ReshapeOp, SubviewOp)
@@ -95,14 +101,35 @@ def _operand(v: SSAValue) -> tuple[tuple[int, ...], int]:
     return shape, (byte_size(v.type) // n if n else 1)
 
 
-def model_cost(target: Target, kind: ExecutorKind) -> Callable[[Operation], float]:
-    """A task's cost as the cost model's cycles on one instance of ``kind`` (``nnkiln.targets.cost``)."""
+def memory_kind(v: SSAValue, target: Target) -> MemoryKind:
+    """The kind of memory buffer ``v`` is in: its allocation's ``memory`` (a CMX), else the default memory."""
+    owner = base_buffer(v).owner
+    name = owner.memory_name if isinstance(owner, AllocOp) else None
+    mem = find_memory(name) if name else None
+    return mem.kind if mem is not None else target.default_memory.kind
+
+
+def placement(op: Operation, target: Target) -> tuple[ExecutorKind, int | None]:
+    """Where a task runs on an npu's hardware path: an NCE kernel (``nnkiln.nce = k``) on cluster k, a copy that
+    touches a CMX on a DMA engine, anything else on a SHAVE (any instance: ``None``)."""
+    if isinstance(op, KernelOp) and NCE_ATTR in op.attributes:
+        return ExecutorKind.NCE, op.attributes[NCE_ATTR].value.data  # type: ignore[attr-defined]
+    if isinstance(op, CopyOp) and any(memory_kind(v, target) is MemoryKind.CMX for v in op.operands):
+        return ExecutorKind.DMA, None
+    return target.kernel_executor.kind, None
+
+
+def model_cost(target: Target, kind: ExecutorKind | None = None) -> Callable[[Operation], float]:
+    """A task's cost as the cost model's cycles on one instance of ``kind`` (``nnkiln.targets.cost``; ``None``: the
+    kind ``placement`` gives it), its operands in the memories they are allocated in."""
     from nnkiln.targets.cost import task_cycles
 
     def cost(op: Operation) -> float:
         kernel = op.kernel.data if isinstance(op, KernelOp) else "buf.copy"
-        return float(task_cycles(target, kind, kernel, [_operand(v) for v in op.ins],  # type: ignore[attr-defined]
-                                 [_operand(v) for v in op.outs]))  # type: ignore[attr-defined]
+        ins, outs = op.ins, op.outs  # type: ignore[attr-defined]
+        mems = [memory_kind(v, target) for v in (*ins, *outs)]
+        return float(task_cycles(target, kind or placement(op, target)[0], kernel, [_operand(v) for v in ins],
+                                 [_operand(v) for v in outs], mems))
 
     return cost
 
@@ -187,7 +214,9 @@ def _clone_views(value: SSAValue, body: Block, cache: dict[SSAValue, SSAValue]) 
 
 
 def wrap_function(func: FuncOp, executor: str, instances: int,
-                  cost: Callable[[Operation], float] = estimate_cost) -> None:
+                  cost: Callable[[Operation], float] = estimate_cost,
+                  place: Callable[[Operation], tuple[ExecutorKind, int | None]] | None = None,
+                  pools: dict[str, int] | None = None) -> None:
     block = func.body.block
     for op in list(block.ops):  # results → the buffers they alias
         if isinstance(op, (*TASK_OPS, ConcatViewOp)):
@@ -198,8 +227,21 @@ def wrap_function(func: FuncOp, executor: str, instances: int,
                 op.erase()
     task_ops = [op for op in block.ops if isinstance(op, TASK_OPS)]
     tasks = build_tasks(task_ops, cost)
-    order = list_schedule(tasks, instances)
-    timed = instances > 1 and cost is not estimate_cost
+    kinds = [executor] * len(tasks)
+    if place is not None and pools is not None:  # several executor kinds (the npu's hardware path)
+        from nnkiln.analysis.feasible_schedule import Job, schedule
+
+        where = [place(t.op) for t in tasks]
+        kinds = [k.value for k, _ in where]
+        plan = schedule([Job(set(t.deps), max(1, int(t.cost)), k, pin) for t, (k, pin) in
+                         zip(tasks, [(k.value, p) for k, p in where])], pools)
+        for i, t in enumerate(tasks):
+            t.start = plan.start[i]
+        order = [(i, plan.instance[i]) for i in plan.order]
+        timed = True
+    else:
+        order = list_schedule(tasks, instances)
+        timed = instances > 1 and cost is not estimate_cost
     ret = block.last_op
     assert isinstance(ret, ReturnOp)
     tokens: dict[int, SSAValue] = {}
@@ -210,7 +252,7 @@ def wrap_function(func: FuncOp, executor: str, instances: int,
     for i, inst in order:
         op = tasks[i].op
         op.detach()
-        ex = ExecuteOp([tokens[d] for d in sorted(tasks[i].deps, key=position.__getitem__)], executor, inst)
+        ex = ExecuteOp([tokens[d] for d in sorted(tasks[i].deps, key=position.__getitem__)], kinds[i], inst)
         body = ex.body.block
         cache: dict[SSAValue, SSAValue] = {}
         op.operands = [_clone_views(v, body, cache) for v in op.operands]
@@ -247,4 +289,9 @@ class WrapIntoAsyncRegions(ModulePass):
         instances = min(self.threads, ex.count) if self.threads else ex.count
         cost = estimate_cost if ex.kind is ExecutorKind.CPU else model_cost(target, ex.kind)
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
-            wrap_function(func, ex.name, instances, cost)
+            if target.is_npu and any(NCE_ATTR in o.attributes for o in func.body.block.ops):
+                pools = {e.kind.value: e.count for e in target.executors}
+                pools[ex.kind.value] = instances
+                wrap_function(func, ex.name, instances, model_cost(target), lambda o: placement(o, target), pools)
+            else:
+                wrap_function(func, ex.name, instances, cost)

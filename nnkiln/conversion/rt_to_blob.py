@@ -62,7 +62,7 @@ def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float)
 
     func = _entry(module)
     w = TaskTable.of_function(func, packable_weights(func, get_target(target).gemm_weight_panels))
-    arena_end = max((b.offset + b.size for b in w.b.buffers if b.memory is Memory.ARENA), default=0)
+    arena_end = max((b.offset + b.size for b in w.b.buffers if b.memory is Memory.ARENA and b.index == 0), default=0)
     arena = _int_attr(module, "nnkiln.arena_bytes")
     lower = _int_attr(module, "nnkiln.arena_lower_bound_bytes")
     meta = {"arena_bytes": max(arena or 0, arena_end), "arena_lower_bound_bytes": lower if lower is not None else 0,
@@ -87,6 +87,13 @@ def _build(module: ModuleOp, target: str, pipeline: str, compile_seconds: float)
 
     tgt = get_target(target, threads=threads or None)
     meta.update(tgt.description())
+    if len(w.arena_names) > 1:  # buffers in more than one memory: each memory instance is an arena of its own
+        ends = [0] * len(w.arena_names)
+        for b in w.b.buffers:
+            if b.memory is Memory.ARENA:
+                ends[b.index] = max(ends[b.index], b.offset + b.size)
+        ends[0] = meta["arena_bytes"]
+        meta["arenas"] = [{"name": n or tgt.default_memory.name, "bytes": e} for n, e in zip(w.arena_names, ends)]
     if not tgt.is_npu:  # the cpu's instances are threads: an rt module may use more queues than this machine has cores
         used = max((t.executor_index + 1 for t in w.b.tasks), default=1)
         meta["executors"] = [{**e, "count": max(e["count"], used)} for e in meta["executors"]]  # type: ignore[attr-defined]

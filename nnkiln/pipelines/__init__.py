@@ -100,9 +100,43 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
 
 
 def _npu_default(target: Target, queues: int) -> list[ModulePass]:
-    """The npu targets' ``default`` pipeline: in phase 1 exactly ``reference`` (SHAVE kernels only; see the module
-    docstring and docs/npu-target.md for the passes phases 2+ add here)."""
-    return _reference(target, queues)
+    """The npu targets' ``default`` pipeline, the hardware mode (docs/npu-target.md): the HW-agnostic level-3
+    clean-ups, bufferization, post-op fusion, NCE tiles in CMX with their DMAs, every executor kind scheduled
+    together, the feasible CMX scheduler, DDR allocation, barriers under the device's limit. Control-flow regions
+    are compiled by ``reference`` (SHAVE kernels)."""
+    from nnkiln.conversion.async_to_rt import AsyncToRt
+    from nnkiln.conversion.buf_to_async import WrapIntoAsyncRegions
+    from nnkiln.conversion.tosa_to_buf import TosaToBuf
+    from nnkiln.transforms.async_.feasible_allocation import FeasibleAllocation
+    from nnkiln.transforms.async_.optimize_async_deps import OptimizeAsyncDeps
+    from nnkiln.transforms.async_.static_allocation import StaticAllocation
+    from nnkiln.transforms.buf.cmx_tiling import CmxTiling
+    from nnkiln.transforms.buf.fuse_post_ops import FusePostOps
+    from nnkiln.transforms.generic.canonicalize import Canonicalize
+    from nnkiln.transforms.generic.dce import Dce
+    from nnkiln.transforms.rt.assign_physical_barriers import AssignPhysicalBarriers
+    from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs
+    from nnkiln.transforms.tosa.fold_bias_add import FoldBiasAdd
+    from nnkiln.transforms.tosa.fold_constants import FoldConstants
+    from nnkiln.transforms.tosa.propagate_transposes import PropagateTransposes
+
+    return [
+        Canonicalize(),
+        FoldConstants(),
+        PropagateTransposes(),
+        CancelTransposePairs(),
+        FoldBiasAdd(),
+        Dce(),
+        TosaToBuf(target=target.name, region_pipeline="reference", region_passes=region_passes),
+        FusePostOps(),
+        CmxTiling(target=target.name),
+        WrapIntoAsyncRegions(target=target.name, threads=queues),
+        FeasibleAllocation(target=target.name),
+        StaticAllocation(target=target.name),
+        OptimizeAsyncDeps(),
+        AsyncToRt(),
+        AssignPhysicalBarriers(max_barriers=target.num_barriers, target=target.name),
+    ]
 
 
 def _spec(p: ModulePass) -> str:

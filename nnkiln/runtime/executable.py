@@ -147,14 +147,16 @@ class Executable:
                               for e in meta.get("empty_outputs", [])]
         """Declared outputs of zero size (name, dtype, shape, position): not computed, ``run`` returns them empty."""
         # a compiled program is held to the budget a loaded blob is (decode): before the arena is allocated
-        check_bytes(blob.arena_bytes, "the program's arena", "its planned activations")
-        self._arena = aligned_empty(max(blob.arena_bytes, 1), np.uint8, PAGE)  # see nnkiln.alloc
+        arenas = blob.arenas
+        check_bytes(sum(n for _, n in arenas), "the program's arena", "its planned activations")
+        self._arenas = [aligned_empty(max(n, 1), np.uint8, PAGE) for _, n in arenas]  # see nnkiln.alloc
+        self._arena = self._arenas[0]
         store = blob.constants if isinstance(blob.constants, ConstantStore) else None
         consts = constants_u8(blob) if store is None else None
         self._static: list[np.ndarray | None] = []
         for b in blob.buffers:
             if b.memory is Memory.ARENA:
-                self._static.append(_view(self._arena, b))
+                self._static.append(_view(self._arenas[b.index], b))
             elif b.memory is Memory.CONSTANT:
                 v = _view(consts, b) if store is None else store.view(b.offset, b.size).view(b.dtype).reshape(b.shape)
                 if v.flags.writeable:

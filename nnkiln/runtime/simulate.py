@@ -20,7 +20,7 @@ Schedule-independent numbers:
   the metadata's ``executors`` when present, else the target's) — no
   schedule of these tasks on this device can finish earlier (the benchmark's ratio is makespan / bound).
 
-``dma_bytes``: bytes read by DMA tasks; ``spill_bytes``: those of DMA tasks marked ``"spill": true`` in their
+``dma_bytes``: bytes moved by DMA tasks (the smaller side of a box copy); ``spill_bytes``: those of DMA tasks marked ``"spill": true`` in their
 attrs (none before the feasible scheduler of phase 2+).
 
 The compiler records ``simulate``'s result in the blob's metadata (``nnkiln.conversion.rt_to_blob``;
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from nnkiln.blob.format import Blob, BufferDesc, Memory
 from nnkiln.errors import NnkilnError
-from nnkiln.targets import ExecutorKind, Target, get_target
+from nnkiln.targets import ExecutorKind, MemoryKind, Target, get_target
 from nnkiln.targets.cost import task_cycles
 
 Queue = tuple[str, int]
@@ -101,11 +101,23 @@ def _operands(buffers: list[BufferDesc], idx: tuple[int, ...]) -> list[tuple[tup
     return out
 
 
+def _memory_kinds(blob: Blob, target: Target) -> list[MemoryKind]:
+    """The kind of memory of each buffer: an arena buffer's arena names a memory instance of the target; io
+    tensors and constants are in the default memory."""
+    kinds = []
+    for name, _ in blob.arenas:
+        m = next((m for m in target.memories if name == m.name or name in m.instance_names()), None)
+        kinds.append(m.kind if m is not None else target.default_memory.kind)
+    default = target.default_memory.kind
+    return [kinds[b.index] if b.memory is Memory.ARENA and b.index < len(kinds) else default for b in blob.buffers]
+
+
 def cycles_of(blob: Blob, target: Target | None = None) -> list[int]:
     """Every task's cycles by the cost model."""
     target = target or target_of(blob)
+    kinds = _memory_kinds(blob, target)
     return [task_cycles(target, executor_kind(t.executor), t.kernel, _operands(blob.buffers, t.ins),
-                        _operands(blob.buffers, t.outs)) for t in blob.tasks]
+                        _operands(blob.buffers, t.outs), [kinds[j] for j in (*t.ins, *t.outs)]) for t in blob.tasks]
 
 
 def replay(blob: Blob, cycles: list[int]) -> tuple[list[int], dict[Queue, list[int]]]:
@@ -181,7 +193,7 @@ def critical_path(blob: Blob, cycles: list[int]) -> int:
     chain = [0] * len(blob.tasks)
 
     def region(b: BufferDesc) -> tuple[tuple[Memory, int], int, int]:
-        return (b.memory, b.index if b.memory in (Memory.INPUT, Memory.OUTPUT) else 0), b.offset, b.offset + b.size
+        return (b.memory, b.index), b.offset, b.offset + b.size
 
     for i, t in enumerate(blob.tasks):
         before = 0
@@ -214,7 +226,7 @@ def simulate(blob: Blob, target: Target | None = None) -> Simulation:
     dma = spill = 0
     for t in blob.tasks:
         if executor_kind(t.executor) is ExecutorKind.DMA:
-            moved = sum(blob.buffers[j].size for j in t.ins)
+            moved = min(sum(blob.buffers[j].size for j in t.ins), sum(blob.buffers[j].size for j in t.outs))
             dma += moved
             spill += moved if t.args.get("attrs", {}).get("spill") else 0
     return Simulation(cycles, start, makespan, chain, max(chain, per_kind), dma, spill, queues)

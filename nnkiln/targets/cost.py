@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import NamedTuple
 
-from nnkiln.targets import ExecutorKind, Memory, Target
+from nnkiln.targets import ExecutorKind, Memory, MemoryKind, Target
 
 
 @dataclass(frozen=True)
@@ -172,14 +172,26 @@ def dma_cycles(target: Target, nbytes: int, source: Memory, dest: Memory) -> int
 
 
 def task_cycles(target: Target, kind: ExecutorKind, kernel: str, ins: Sequence[Operand],
-                outs: Sequence[Operand]) -> int:
-    """Cycles of a task running ``kernel`` on ``ins``/``outs`` on one instance of ``kind`` (phase 1: operands in
-    the default memory; a DMA task copies its inputs' bytes within it)."""
+                outs: Sequence[Operand], memories: Sequence[MemoryKind] = ()) -> int:
+    """Cycles of a task running ``kernel`` on ``ins``/``outs`` on one instance of ``kind``. ``memories``: the kind
+    of memory of each operand (``ins`` then ``outs``; absent: the default memory). A compute task whose operands
+    are all in a CMX moves its bytes at the CMX's bandwidth, else at the default memory's. A DMA task moves the
+    bytes of the smaller side (a box copy reads or writes part of the larger one) from ``ins[0]``'s memory to
+    ``outs[0]``'s."""
     w = work(kernel, ins, outs)
+    mems = list(memories) or [target.default_memory.kind] * (len(ins) + len(outs))
     if kind is ExecutorKind.DMA:
-        mem = target.default_memory
-        return dma_cycles(target, sum(_prod(s) * size for s, size in ins), mem, mem)
-    return compute_cycles(target, kind, w)
+        moved = min(sum(_prod(s) * size for s, size in ins), sum(_prod(s) * size for s, size in outs) or 1 << 62)
+        src = _memory_of_kind(target, mems[0] if ins else None)
+        dst = _memory_of_kind(target, mems[len(ins)] if outs else None)
+        return dma_cycles(target, moved, src, dst)
+    in_cmx = bool(mems) and all(m is MemoryKind.CMX for m in mems)
+    return compute_cycles(target, kind, w, _memory_of_kind(target, MemoryKind.CMX if in_cmx else None))
+
+
+def _memory_of_kind(target: Target, kind: MemoryKind | None) -> Memory:
+    """The target's memory of ``kind`` (``None``, or a kind it lacks: its default memory)."""
+    return next((m for m in target.memories if m.kind is kind), target.default_memory)
 
 
 __all__ = ["MAC_KERNELS", "RATES", "Rates", "Work", "bytes_per_cycle", "compute_cycles", "dma_cycles",

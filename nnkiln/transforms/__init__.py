@@ -35,8 +35,10 @@ def registry() -> dict[str, Callable[[], type[ModulePass]]]:
         "async-to-rt": lazy("conversion.async_to_rt", "AsyncToRt"),
         # level 2: buf, async
         "fuse-post-ops": lazy("transforms.buf.fuse_post_ops", "FusePostOps"),
+        "cmx-tiling": lazy("transforms.buf.cmx_tiling", "CmxTiling"),
         "optimize-async-deps": lazy("transforms.async_.optimize_async_deps", "OptimizeAsyncDeps"),
         "static-allocation": lazy("transforms.async_.static_allocation", "StaticAllocation"),
+        "feasible-allocation": lazy("transforms.async_.feasible_allocation", "FeasibleAllocation"),
         # level 1: rt
         "fold-transposes-into-operands": lazy("transforms.rt.fold_transposes_into_operands",
                                               "FoldTransposesIntoOperands"),

@@ -151,6 +151,28 @@ def check_device_and_schedule(d: dict[str, Any]) -> list[str]:
     return bad
 
 
+def _nce_locality(d: dict[str, Any]) -> list[str]:
+    """An NCE task on instance k reads and writes only buffers in ``CMX<k>``."""
+    bufs = d["buffers"]
+    return [f"task {t['index']} on NCE {t['executor_index']} touches buffer {b} in {bufs[b]['memory']}"
+            for t in d["tasks"] if t["executor"] == "NCE" for b in (*t["inputs"], *t["outputs"])
+            if bufs[b]["memory"] != f"CMX{t['executor_index']}"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_reference_pipeline_runs_only_shave_kernels(target: str) -> None:
+    module = parse_module(MODELS["int8_residual"]())
+    exe = nnkiln.compile(module, target=target, pipeline="reference")
+    inputs = _inputs(module, exe.input_names)
+    want, got = reference_run(module, inputs), exe.run(inputs)
+    assert all(np.array_equal(got[k], w) for k, w in want.items())
+    from nnkiln.blob.inspect import describe
+
+    d = json.loads(json.dumps(describe(exe.blob)))
+    assert {t["executor"] for t in d["tasks"]} == {"SHAVE"} and {b["memory"] for b in d["buffers"]} <= {
+        "DDR", "input", "output", "constant"}
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("model", sorted(MODELS))
 def test_npu_matches_the_reference(model: str, target: str, tmp_path: Path) -> None:
@@ -176,12 +198,13 @@ def test_npu_matches_the_reference(model: str, target: str, tmp_path: Path) -> N
     d = _inspect(path)
     assert check(d) == [] and check_device_and_schedule(d) == []
     assert d["metadata"]["max_physical_barriers"] == {"npu": 32, "npu-small": 8}[target]
-    assert {t["executor"] for t in d["tasks"]} == {"SHAVE"}  # phase 1: every op a software kernel
+    assert {"NCE", "DMA"} <= {t["executor"] for t in d["tasks"]} <= {"NCE", "DMA", "SHAVE"}  # convolutions: NCE
+    assert _nce_locality(d) == []
     sim = loaded.simulation()
     assert sim.makespan == d["metadata"]["simulated_cycles"] == loaded.stats["simulated_cycles"]
     assert sim.cycles == [t["cycles"] for t in d["tasks"]] and sim.start == [t["start_cycle"] for t in d["tasks"]]
     assert loaded.stats["critical_path_cycles"] <= loaded.stats["simulated_cycles"]
-    assert loaded.stats["spill_bytes"] == loaded.stats["dma_bytes"] == 0
+    assert loaded.stats["spill_bytes"] == 0 and loaded.stats["dma_bytes"] > 0
     timeline = loaded.timeline()
     assert sum(len(v) for v in timeline.values()) == len(d["tasks"])
 

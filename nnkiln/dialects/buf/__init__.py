@@ -5,6 +5,7 @@ from __future__ import annotations
 from xdsl.ir import Dialect
 
 from nnkiln.dialects.buf.ops import (
+    NCE_ATTR,
     AllocOp,
     ConcatViewOp,
     ConstOp,
@@ -22,5 +23,5 @@ from nnkiln.dialects.buf.ops import (
 
 BUF = Dialect("buf", [AllocOp, StaticAllocOp, ConstOp, KernelOp, CopyOp, ConcatViewOp, ReshapeOp, SubviewOp], [])
 
-__all__ = ["BUF", "AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp",
+__all__ = ["BUF", "NCE_ATTR", "AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp",
            "SubviewOp", "base_buffer", "byte_size", "contiguous_box", "num_elements", "view_source"]

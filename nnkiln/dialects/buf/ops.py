@@ -85,14 +85,26 @@ class BufOp(IRDLOperation):
 
 @irdl_op_definition
 class AllocOp(BufOp):
-    """A buffer to be placed by static allocation."""
+    """A buffer to be placed by static allocation; ``memory`` (optional) names the memory instance it must be in
+    (``"CMX0"``: a scratchpad of the npu; absent: the target's default memory)."""
 
     name = "buf.alloc"
+    memory = opt_prop_def(StringAttr)
     result = result_def(MemRefType)
     assembly_format = "attr-dict `:` type($result)"
 
-    def __init__(self, t: MemRefType):
-        super().__init__(result_types=[t])
+    def __init__(self, t: MemRefType, memory: str | None = None):
+        super().__init__(result_types=[t], properties={"memory": StringAttr(memory)} if memory else {})
+
+    @property
+    def memory_name(self) -> str | None:
+        return self.memory.data if self.memory is not None else None
+
+    def verify_(self) -> None:
+        from nnkiln.targets import find_memory
+
+        if self.memory is not None and find_memory(self.memory.data) is None:
+            _fail(self, f"unknown memory '{self.memory.data}'", "memory is a memory of a known target")
 
 
 @irdl_op_definition
@@ -218,6 +230,9 @@ class _InsOutsOp(BufOp):
 
 _FUSED = frozenset(k.value for k in FusedKernel)
 
+NCE_ATTR = "nnkiln.nce"
+"""The discardable attribute of a ``buf.kernel`` the npu's NCE runs (``cmx-tiling``): its cluster index."""
+
 
 @irdl_op_definition
 class KernelOp(_InsOutsOp):
@@ -285,20 +300,56 @@ class KernelOp(_InsOutsOp):
 
 @irdl_op_definition
 class CopyOp(_InsOutsOp):
-    """Copies ``ins[0]`` into ``outs[0]`` (same element type and element count)."""
+    """Copies ``ins[0]`` into ``outs[0]`` (same element type and element count), or a box of one into the other
+    (a strided DMA): with ``src_offsets``, ``outs[0] = ins[0][src_offsets : src_offsets + shape(outs[0])]``; with
+    ``dst_offsets``, ``outs[0][dst_offsets : dst_offsets + shape(ins[0])] = ins[0]`` (same rank, box inside the
+    buffer; the rest of ``outs[0]`` keeps its bytes). ``spill`` marks a copy the feasible scheduler inserted to
+    move a scratchpad buffer out and back (the simulator counts its bytes as ``spill_bytes``)."""
 
     name = "buf.copy"
+    src_offsets = opt_prop_def(DenseArrayBase[I64])
+    dst_offsets = opt_prop_def(DenseArrayBase[I64])
+    spill = opt_prop_def(IntegerAttr[I64])
 
-    def __init__(self, src: SSAValue, dst: SSAValue):
-        super().__init__(operands=[[src], [dst]], result_types=[[dst.type]])
+    def __init__(self, src: SSAValue, dst: SSAValue, src_offsets: Sequence[int] | None = None,
+                 dst_offsets: Sequence[int] | None = None, spill: bool = False):
+        props: dict[str, Attribute] = {}
+        if src_offsets is not None:
+            props["src_offsets"] = DenseArrayBase.from_list(i64, list(src_offsets))
+        if dst_offsets is not None:
+            props["dst_offsets"] = DenseArrayBase.from_list(i64, list(dst_offsets))
+        if spill:
+            props["spill"] = IntegerAttr(1, i64)
+        super().__init__(operands=[[src], [dst]], result_types=[[dst.type]], properties=props)
+
+    def box(self) -> tuple[str, tuple[int, ...]] | None:
+        """``("src" | "dst", offsets)`` of a box copy, else ``None``."""
+        if self.src_offsets is not None:
+            return "src", tuple(int(v) for v in self.src_offsets.get_values())
+        if self.dst_offsets is not None:
+            return "dst", tuple(int(v) for v in self.dst_offsets.get_values())
+        return None
 
     def verify_(self) -> None:
         super().verify_()
         if len(self.ins) != 1 or len(self.outs) != 1:
             _fail(self, f"{len(self.ins)} ins, {len(self.outs)} outs", "one input and one output")
         a, b = self.ins[0].type, self.outs[0].type
-        if storage_type(a.element_type) != storage_type(b.element_type) or num_elements(a) != num_elements(b):
-            _fail(self, f"copy from {a} to {b}", "same element type and element count")
+        if storage_type(a.element_type) != storage_type(b.element_type):
+            _fail(self, f"copy from {a} to {b}", "same element type")
+        box = self.box()
+        if box is None:
+            if num_elements(a) != num_elements(b):
+                _fail(self, f"copy from {a} to {b}", "same element type and element count")
+            return
+        if self.src_offsets is not None and self.dst_offsets is not None:
+            _fail(self, "both src_offsets and dst_offsets", "a box on one side only")
+        side, offs = box
+        big, small = (a, b) if side == "src" else (b, a)
+        bs, ss = tuple(big.get_shape()), tuple(small.get_shape())
+        if len(offs) != len(bs) or len(ss) != len(bs) or any(o < 0 or o + n > d for o, n, d in zip(offs, ss, bs)):
+            _fail(self, f"{side}_offsets {list(offs)} with a box of {list(ss)} in {list(bs)}",
+                  "box inside the buffer, same rank")
 
 
 @irdl_op_definition
@@ -400,5 +451,5 @@ def base_buffer(value: SSAValue) -> SSAValue:
             return value
 
 
-__all__ = ["AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp", "base_buffer",
+__all__ = ["NCE_ATTR", "AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp", "base_buffer",
            "SubviewOp", "byte_size", "contiguous_box", "num_elements", "view_source"]

@@ -6,7 +6,9 @@ fixed place, and the schedule is a list of tasks per executor synchronised by ba
 - ``%b = rt.buffer {section = "arena", offset = 128 : i64, index = 0 : i64} : memref<1x8x8x4xf32>``
   A buffer at a fixed place. ``section`` is ``arena`` (``offset`` = byte offset into the arena,
   ``index`` = 0), ``input`` or ``output`` (``index`` = position among the function's inputs /
-  outputs, ``offset`` = byte offset into that io buffer).
+  outputs, ``offset`` = byte offset into that io buffer). An arena buffer may name the memory instance it is in
+  (``memory = "CMX1"``: the npu's scratchpads; absent: the target's default memory, whose arena is the blob's
+  first).
 - ``rt.barrier {id = 3 : i64}``: declares barrier ``id``. The ids of one block are exactly
   ``0 .. n-1`` (n = number of declarations), each declared once. Producer and consumer counts are
   not stored: they are derived from the tasks (a producer updates, a consumer waits).
@@ -109,17 +111,24 @@ class BufferOp(IRDLOperation):
     section = prop_def(StringAttr)
     offset = prop_def(IntegerAttr[I64])
     index = opt_prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+    memory = opt_prop_def(StringAttr)
     buffer = result_def(MemRefType)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict `:` type($buffer)"
 
-    def __init__(self, section: Section | str, offset: int, index: int, result_type: MemRefType):
+    def __init__(self, section: Section | str, offset: int, index: int, result_type: MemRefType,
+                 memory: str | None = None):
         sec = Section(section).value if not isinstance(section, Section) else section.value
-        super().__init__(
-            properties={"section": StringAttr(sec), "offset": IntegerAttr(offset, i64), "index": IntegerAttr(index, i64)},
-            result_types=[result_type],
-        )
+        props = {"section": StringAttr(sec), "offset": IntegerAttr(offset, i64), "index": IntegerAttr(index, i64)}
+        if memory is not None:
+            props["memory"] = StringAttr(memory)
+        super().__init__(properties=props, result_types=[result_type])
+
+    @property
+    def memory_name(self) -> str | None:
+        """The memory instance of an arena buffer (``None``: the target's default memory)."""
+        return self.memory.data if self.memory is not None else None
 
     @property
     def section_kind(self) -> Section:
@@ -145,6 +154,9 @@ class BufferOp(IRDLOperation):
             raise VerifyError(f"index = {idx} is negative", op_name=self.name, rule="index >= 0")
         if sec == Section.ARENA.value and idx != 0:
             raise VerifyError(f"arena buffer has index = {idx}", op_name=self.name, rule="arena buffers have index 0")
+        if self.memory is not None and sec != Section.ARENA.value:
+            raise VerifyError(f"{sec} buffer names memory '{self.memory.data}'", op_name=self.name,
+                              rule="only arena buffers name a memory")
         t = self.buffer.type
         if any(int(d) < 0 for d in t.get_shape()):
             raise VerifyError(f"{t} has a dynamic dimension", op_name=self.name, rule="static shape")

@@ -87,6 +87,37 @@ def _overlaps(ins: Sequence[int], outs: Sequence[int], buffers: Sequence[BufferD
     return False
 
 
+def _copy(ins: Sequence[int], outs: Sequence[int], attrs: dict[str, Any], buffers: Sequence[BufferDesc]) -> TaskFn:
+    """``buf.copy``: all the bytes, or a box of the larger side (``src_offsets`` / ``dst_offsets``: the DMA's
+    strided transfers; checked against the shapes here, once, so a tampered blob cannot index out of bounds)."""
+    if len(ins) != 1 or len(outs) != 1 or buffers[ins[0]].kind != buffers[outs[0]].kind:
+        raise NotExecutableError(f"buf.copy needs one input and one output of one element type ({ins} -> {outs})")
+    src, dst = ins[0], outs[0]
+    side = "src" if "src_offsets" in attrs else "dst" if "dst_offsets" in attrs else None
+    if side is None:
+        if buffers[src].size != buffers[dst].size:
+            raise NotExecutableError(f"buf.copy needs one input and one output of equal byte size ({ins} -> {outs})")
+
+        def copy(views: Sequence[np.ndarray]) -> None:
+            np.copyto(views[dst].reshape(-1), views[src].reshape(-1), casting="no")
+
+        return copy
+    big, small = (buffers[src], buffers[dst]) if side == "src" else (buffers[dst], buffers[src])
+    offs = attrs[f"{side}_offsets"]
+    if (not isinstance(offs, list) or len(offs) != len(big.shape) or len(small.shape) != len(big.shape)
+            or any(not isinstance(o, int) or o < 0 or o + n > d for o, n, d in zip(offs, small.shape, big.shape))):
+        raise NotExecutableError(f"buf.copy {side}_offsets {offs!r}: the box of {list(small.shape)} is not inside "
+                                 f"{list(big.shape)}")
+    box = tuple(slice(o, o + n) for o, n in zip(offs, small.shape))
+    if side == "src":
+        def copy_box(views: Sequence[np.ndarray]) -> None:
+            np.copyto(views[dst], views[src][box], casting="no")
+    else:
+        def copy_box(views: Sequence[np.ndarray]) -> None:
+            np.copyto(views[dst][box], views[src], casting="no")
+    return copy_box
+
+
 def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequence[np.ndarray | None]) -> TaskFn:
     """The callable that executes ``task`` (see the module docstring)."""
     name = task.kernel
@@ -115,14 +146,7 @@ def build_task(task: TaskDesc, buffers: Sequence[BufferDesc], static_views: Sequ
 
         return RowProgram(task, buffers, static_views, max(1, blas_threads()))
     if name == "buf.copy":
-        if len(ins) != 1 or len(outs) != 1 or buffers[ins[0]].size != buffers[outs[0]].size:
-            raise NotExecutableError(f"buf.copy needs one input and one output of equal byte size ({ins} -> {outs})")
-        src, dst = ins[0], outs[0]
-
-        def copy(views: Sequence[np.ndarray]) -> None:
-            np.copyto(views[dst].reshape(-1), views[src].reshape(-1), casting="no")
-
-        main: TaskFn = copy
+        main = _copy(ins, outs, attrs, buffers)
     else:
         post_list = list(task.args.get("post_ops", ()))
         extra_idx = [all_ins[p["operand"]] for p in post_list if p.get("operand") is not None]

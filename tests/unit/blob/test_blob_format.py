@@ -108,7 +108,7 @@ def test_bad_magic_and_version() -> None:
     with pytest.raises(BlobError, match="version 2.0"):
         decode(_resign(v2))
     newer = bytearray(raw)
-    struct.pack_into("<H", newer, 10, 1)
+    struct.pack_into("<H", newer, 10, 2)
     with pytest.raises(BlobError, match="newer"):
         decode(_resign(newer))
 

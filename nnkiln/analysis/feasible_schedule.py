@@ -1,0 +1,255 @@
+"""The feasible memory scheduler (architecture spec §4.1.2.4): an event-driven list scheduler over several executor
+kinds that never lets a CMX hold more than it can.
+
+No xDSL: the pass ``feasible-allocation`` describes its tasks as ``Job``s and applies the ``Schedule``.
+
+Input: jobs in program order (a topological order), each with its dependencies, cycles, executor pool (kind) and
+optionally a pinned instance (an NCE tile runs on its cluster), and the scratchpad buffers (``Buf``: memory
+instance, size, the jobs using them). A job that first writes a scratchpad buffer is a *data* job (a DMA filling
+it); every other job using one is a *compute* job (the NCE tile, or a DMA draining it).
+
+Algorithm (the spec's "ready lists" with time):
+- priority = the longest path of cycles from a job to the end (bottom level); ties by program order;
+- a compute job is *admitted* when all the scratchpad buffers it uses can be placed at once (first fit in the free
+  ranges of their memory): "data operations will only be scheduled when required by the corresponding compute
+  operation", so CMX never fills with data whose consumer cannot run. Admission tries the ready candidates (their
+  data jobs' own dependencies done) by priority, every time time advances;
+- at each event time, every free executor instance takes the highest-priority job that is ready (dependencies
+  finished; a data or compute job only once its compute job is admitted; a pinned job only on its instance);
+- when jobs finish, the buffers whose users have all finished free their bytes (the range becomes available at
+  that time); time advances to the next finish.
+- If nothing runs, nothing can start and jobs remain, the smallest waiting group does not fit even an empty CMX:
+  ``ScheduleError`` (``cmx-tiling`` makes every group fit, so this is a compiler bug).
+
+Output: per job its instance, start and end cycle; per buffer its offset; and the extra dependencies that make
+reusing bytes safe (a buffer's writers depend on every user of each earlier buffer whose bytes it takes: those
+users have finished by then, so the dependency never delays the schedule). The order by start time (ties by
+program order) is a topological order of all dependencies, the extra ones included.
+
+Without ``capacity`` (``memory=False``) the same scheduler plans executor time only (``wrap-into-async-regions``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+class ScheduleError(RuntimeError):
+    """The scheduler cannot place a group of buffers even in an empty memory."""
+
+
+@dataclass
+class Job:
+    """One task: ``deps`` (earlier job indices), ``cycles`` (> 0), ``pool`` (executor kind), ``pin`` (an instance,
+    or ``None``: any)."""
+
+    deps: set[int]
+    cycles: int
+    pool: str
+    pin: int | None = None
+
+
+@dataclass
+class Buf:
+    """A scratchpad buffer: memory instance name, size in bytes (aligned), ``users`` (job indices, ascending)."""
+
+    memory: str
+    size: int
+    users: list[int]
+    offset: int = -1
+
+
+@dataclass
+class Schedule:
+    """The result: ``order`` (job indices by start), ``instance``/``start``/``end`` per job, ``extra_deps`` per job
+    (indices of jobs it must now also wait for), the buffers with their offsets, each memory's peak."""
+
+    order: list[int]
+    instance: list[int]
+    start: list[int]
+    end: list[int]
+    extra_deps: dict[int, set[int]] = field(default_factory=dict)
+    peak: dict[str, int] = field(default_factory=dict)
+
+
+class _Space:
+    """The free byte ranges of one memory: first fit; each freed range remembers the buffers that used it."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.free: list[tuple[int, int]] = [(0, capacity)]
+        self.peak = 0
+
+    def fits(self, sizes: Sequence[int]) -> list[int] | None:
+        """Offsets for ``sizes`` placed one after another, first fit (largest first), or ``None``."""
+        free = list(self.free)
+        offsets = [0] * len(sizes)
+        for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+            for k, (lo, hi) in enumerate(free):
+                if hi - lo >= sizes[i]:
+                    offsets[i] = lo
+                    free[k] = (lo + sizes[i], hi)
+                    break
+            else:
+                return None
+        return offsets
+
+    def take(self, lo: int, size: int) -> None:
+        for k, (a, b) in enumerate(self.free):
+            if a <= lo and lo + size <= b:
+                self.free[k:k + 1] = [r for r in ((a, lo), (lo + size, b)) if r[1] > r[0]]
+                self.peak = max(self.peak, lo + size)
+                return
+        raise AssertionError("taking bytes that are not free")
+
+    def give(self, lo: int, size: int) -> None:
+        self.free.append((lo, lo + size))
+        self.free.sort()
+        merged: list[tuple[int, int]] = []
+        for a, b in self.free:
+            if merged and merged[-1][1] == a:
+                merged[-1] = (merged[-1][0], b)
+            else:
+                merged.append((a, b))
+        self.free = merged
+
+
+def _groups(jobs: Sequence[Job], bufs: Sequence[Buf]) -> tuple[dict[int, list[int]], list[int]]:
+    """The groups: compute job -> its scratchpad buffers, and per job the compute job it belongs to (-1: none).
+    A buffer's compute job is its first user that is not a DMA (the NCE tile), else its last user."""
+    group_bufs: dict[int, list[int]] = {}
+    group_of = [-1] * len(jobs)
+    for b, buf in enumerate(bufs):
+        if not buf.users:
+            continue
+        owner = next((u for u in buf.users if jobs[u].pool != "DMA"), buf.users[-1])
+        group_bufs.setdefault(owner, []).append(b)
+        for u in buf.users:
+            group_of[u] = owner
+    return group_bufs, group_of
+
+
+def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (),
+             capacity: dict[str, int] | None = None) -> Schedule:
+    """Schedule ``jobs`` on ``pools`` (kind -> instance count) keeping ``bufs`` inside ``capacity`` (module
+    docstring)."""
+    n = len(jobs)
+    users: list[list[int]] = [[] for _ in jobs]
+    for i, j in enumerate(jobs):
+        for d in j.deps:
+            users[d].append(i)
+    prio = [0] * n
+    for i in reversed(range(n)):
+        prio[i] = jobs[i].cycles + max((prio[u] for u in users[i]), default=0)
+    group_bufs, group_of = _groups(jobs, bufs)
+    job_bufs: list[list[int]] = [[] for _ in jobs]
+    for b, buf in enumerate(bufs):
+        for u in buf.users:
+            job_bufs[u].append(b)
+    # a group may be admitted once every data job of it (the first user of each of its buffers, if not the
+    # compute job itself) has its dependencies finished
+    loads = {g: sorted({bufs[b].users[0] for b in bs} - {g}) for g, bs in group_bufs.items()}
+    pending_loads = {g: len(ls) for g, ls in loads.items()}
+    load_of: dict[int, list[int]] = {}
+    for g, ls in loads.items():
+        for j in ls:
+            load_of.setdefault(j, []).append(g)
+    spaces = {m: _Space(c) for m, c in (capacity or {}).items()}
+    remaining_users = [len(buf.users) for buf in bufs]
+    freed: dict[str, list[tuple[int, int, list[int]]]] = {m: [] for m in spaces}  # (lo, hi, users of old buffers)
+    admitted: set[int] = set() if spaces else set(group_bufs)
+    candidates: set[int] = set()
+    waiting = [len(j.deps) for j in jobs]
+    instance, start, end = [0] * n, [0] * n, [0] * n
+    extra: dict[int, set[int]] = {}
+    busy = {p: [False] * c for p, c in pools.items()}
+    running: list[tuple[int, int]] = []
+    order: list[int] = []
+    now = 0
+    ready: list[int] = []
+
+    def became_ready(i: int) -> None:
+        ready.append(i)
+        for g in load_of.get(i, ()):
+            pending_loads[g] -= 1
+            if pending_loads[g] == 0 and g not in admitted:
+                candidates.add(g)
+
+    def admit(g: int) -> bool:
+        by_mem: dict[str, list[int]] = {}
+        for b in group_bufs[g]:
+            by_mem.setdefault(bufs[b].memory, []).append(b)
+        placed: dict[int, int] = {}
+        for m, bs in by_mem.items():
+            offs = spaces[m].fits([bufs[b].size for b in bs]) if m in spaces else [0] * len(bs)
+            if offs is None:
+                return False
+            placed.update(zip(bs, offs))
+        for b, off in placed.items():
+            buf = bufs[b]
+            buf.offset = off
+            if buf.memory in spaces:
+                spaces[buf.memory].take(off, buf.size)
+                hi_b = off + buf.size
+                before = {u for lo, hi, us in freed[buf.memory] if lo < hi_b and off < hi for u in us}
+                if before:
+                    extra.setdefault(buf.users[0], set()).update(before)
+                # a range now taken whole is covered by this buffer's writer's new dependencies (transitively)
+                freed[buf.memory] = [e for e in freed[buf.memory] if not (off <= e[0] and e[1] <= hi_b)]
+        admitted.add(g)
+        return True
+
+    for i in range(n):
+        if not waiting[i]:
+            became_ready(i)
+    for g, c in pending_loads.items():
+        if c == 0 and g not in admitted:
+            candidates.add(g)
+    while len(order) < n:
+        for g in sorted(candidates, key=lambda g: (-prio[g], g)):
+            if admit(g):
+                candidates.discard(g)
+        ready.sort(key=lambda i: (-prio[i], i))
+        started: list[int] = []
+        for i in ready:
+            g = group_of[i]
+            if g != -1 and g not in admitted:
+                continue
+            job = jobs[i]
+            insts = busy[job.pool]
+            k = next((k for k in ((job.pin,) if job.pin is not None else range(len(insts))) if not insts[k]), None)
+            if k is None:
+                continue
+            insts[k] = True
+            instance[i], start[i], end[i] = k, now, now + job.cycles
+            heapq.heappush(running, (end[i], i))
+            started.append(i)
+            order.append(i)
+        if started:
+            gone = set(started)
+            ready[:] = [i for i in ready if i not in gone]
+        if not running:
+            need = min((sum(bufs[b].size for b in group_bufs[g]) for g in candidates), default=0)
+            raise ScheduleError(f"{n - len(order)} tasks cannot start: the smallest waiting group of scratchpad "
+                                f"buffers needs {need} bytes")
+        now = running[0][0]
+        while running and running[0][0] == now:
+            _, i = heapq.heappop(running)
+            busy[jobs[i].pool][instance[i]] = False
+            for u in users[i]:
+                waiting[u] -= 1
+                if waiting[u] == 0:
+                    became_ready(u)
+            for b in job_bufs[i]:
+                remaining_users[b] -= 1
+                buf = bufs[b]
+                if remaining_users[b] == 0 and buf.memory in spaces:
+                    spaces[buf.memory].give(buf.offset, buf.size)
+                    freed[buf.memory].append((buf.offset, buf.offset + buf.size, list(buf.users)))
+    order.sort(key=lambda i: (start[i], i))
+    return Schedule(order, instance, start, end, extra, {m: s.peak for m, s in spaces.items()})
+
+
+__all__ = ["Buf", "Job", "Schedule", "ScheduleError", "schedule"]

@@ -1,0 +1,122 @@
+"""``feasible-allocation`` (architecture spec §4.1.2.4): schedule the npu's tasks so every CMX fits, and place the
+CMX buffers.
+
+What, for each function with scratchpad buffers (``buf.alloc {memory = "CMX<k>"}``, from ``cmx-tiling``):
+1. describe every ``async.execute`` as a job (its token dependencies, the cost model's cycles with its operands in
+   their memories, its executor kind, the NCE cluster it is pinned to) and every CMX buffer by the tasks using it;
+2. run the feasible memory scheduler (``nnkiln.analysis.feasible_schedule``): data tasks (the DMAs filling a CMX
+   buffer) start only once their compute task (the NCE tile) has all its CMX buffers placed, first fit, so no
+   CMX ever holds more than its capacity; executor instances of a kind are chosen as they become free;
+3. re-order the executes by start time (the spec's step 3: "all operations will appear in non-descending order of
+   start time") and give each its instance and predicted ``nnkiln.start_cycle`` / ``nnkiln.end_cycle``;
+4. add the dependencies that make reusing CMX bytes safe (step 5: a buffer's writer waits for every user of the
+   buffers whose bytes it takes; they have finished by then in the schedule, so nothing is delayed);
+5. ``buf.alloc {memory = "CMX<k>"}`` → ``buf.static_alloc {memory = "CMX<k>", offset}`` (step 6).
+DDR buffers keep their ``buf.alloc``: ``static-allocation`` plans them next, over the predicted times.
+
+Spills (step 4 of the spec) are never needed here: ``cmx-tiling`` gives every NCE tile buffers of its own, filled
+from and drained to DDR, so a group never waits for bytes another group holds beyond its own end (the scheduler's
+``ScheduleError`` would report a group that does not fit an empty CMX: a compiler bug).
+
+Legal before: async IR from ``wrap-into-async-regions``. After: every CMX buffer placed inside its memory; at every
+instant of the predicted schedule the live buffers of a CMX are disjoint; token dependencies order every pair of
+tasks whose CMX buffers share bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from nnkiln.analysis.feasible_schedule import Buf, Job, ScheduleError, schedule
+from nnkiln.analysis.liveness import END_CYCLE, START_CYCLE, align_up, task_buffers
+from nnkiln.conversion.buf_to_async import TASK_OPS, model_cost
+from nnkiln.dialects.async_ import ExecuteOp
+from nnkiln.dialects.buf import NCE_ATTR, AllocOp, StaticAllocOp, byte_size
+from nnkiln.errors import PassError
+from nnkiln.targets import MemoryKind, Target, find_memory
+
+
+def _payload(ex: ExecuteOp) -> Operation:
+    """The kernel or copy an execute runs."""
+    return next(o for o in ex.body.block.ops if isinstance(o, TASK_OPS))
+
+
+def scratchpad_allocs(block: Block) -> list[AllocOp]:
+    """The ``buf.alloc``s of ``block`` in a CMX."""
+    out = []
+    for op in block.ops:
+        if isinstance(op, AllocOp) and op.memory_name:
+            mem = find_memory(op.memory_name)
+            if mem is not None and mem.kind is MemoryKind.CMX:
+                out.append(op)
+    return out
+
+
+def allocate_function(block: Block, target: Target) -> dict[str, int]:
+    """Schedule and place one function's tasks and CMX buffers (module docstring); returns each CMX's peak bytes."""
+    allocs = scratchpad_allocs(block)
+    if not allocs:
+        return {}
+    executes = [op for op in block.ops if isinstance(op, ExecuteOp)]
+    index = {ex.token: i for i, ex in enumerate(executes)}
+    cost = model_cost(target)
+    jobs = []
+    for ex in executes:
+        op = _payload(ex)
+        pin = op.attributes[NCE_ATTR].value.data if NCE_ATTR in op.attributes else None  # type: ignore[attr-defined]
+        jobs.append(Job({index[d] for d in ex.dependencies}, max(1, int(cost(op))), ex.executor.data, pin))
+    cmx = next(m for m in target.memories if m.kind is MemoryKind.CMX)
+    buf_of: dict[SSAValue, int] = {a.result: k for k, a in enumerate(allocs)}
+    bufs = [Buf(a.memory_name or "", align_up(byte_size(a.result.type), cmx.alignment), []) for a in allocs]
+    for i, ex in enumerate(executes):
+        reads, writes = task_buffers(ex)
+        for b in {**reads, **writes}:
+            if b in buf_of:
+                bufs[buf_of[b]].users.append(i)
+    pools = {e.kind.value: e.count for e in target.executors}
+    try:
+        plan = schedule(jobs, pools, bufs, dict.fromkeys(cmx.instance_names(), cmx.size))
+    except ScheduleError as err:
+        raise PassError(f"feasible-allocation: {err}") from None
+    anchor = executes[-1].next_op
+    tokens = [ex.token for ex in executes]
+    for i in plan.order:
+        ex = executes[i]
+        ex.detach()
+        block.insert_op_before(ex, anchor)  # type: ignore[arg-type]
+        ex.properties["executor_index"] = IntegerAttr(plan.instance[i], i64)
+        ex.attributes[START_CYCLE] = IntegerAttr(plan.start[i], i64)
+        ex.attributes[END_CYCLE] = IntegerAttr(plan.end[i], i64)
+        have = set(ex.dependencies)
+        new = [tokens[d] for d in sorted(plan.extra_deps.get(i, ())) if tokens[d] not in have]
+        if new:
+            ex.operands = [*ex.operands, *new]
+    for a, b in zip(allocs, bufs):
+        Rewriter.replace_op(a, StaticAllocOp(a.result.type, b.memory, b.offset))  # type: ignore[arg-type]
+    return plan.peak
+
+
+@dataclass(frozen=True)
+class FeasibleAllocation(ModulePass):
+    """Schedule tasks so every CMX fits, place CMX buffers, add the dependencies their reuse needs."""
+
+    name = "feasible-allocation"
+    target: str = "npu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from nnkiln.targets import get_target
+
+        target = get_target(self.target)
+        if not target.is_npu:
+            return
+        peaks: dict[str, int] = {}
+        for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
+            for m, p in allocate_function(func.body.block, target).items():
+                peaks[m] = max(peaks.get(m, 0), p)

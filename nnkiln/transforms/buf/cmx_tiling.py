@@ -1,0 +1,185 @@
+"""``cmx-tiling`` (architecture spec §6.2): NCE ops as tiles that read and write only their cluster's CMX.
+
+What: every ``buf.kernel`` the NCE runs (``nnkiln.analysis.nce_tiles.runs_on_nce``) is cut into tiles
+(``nce_tiles.plan``: output rows with their input halo, output channels, samples) spread round-robin over the
+NCE clusters. Each tile becomes:
+
+- a ``buf.alloc {memory = "CMX<k>"}`` per operand and for the output tile (k = the tile's cluster);
+- one ``buf.copy`` per operand from its box of the DDR / constant / io buffer into CMX (a ``buf.subview`` then a
+  plain copy when the box is one contiguous range, else a box copy ``src_offsets``: the DMA's strided transfer);
+- the ``buf.kernel`` on the CMX buffers, marked ``nnkiln.nce = k`` (its cluster), with the padding recomputed for
+  its rows (``nce_tiles.input_rows``); post-ops and their operand indices unchanged;
+- one ``buf.copy`` of the output tile into its box of the op's output buffer (contiguous rows: a subview; a
+  channel range: a box copy ``dst_offsets``).
+
+The op's result is replaced by its output buffer (the tiles write it). Kernels the NCE does not run stay as they
+are: ``wrap-into-async-regions`` puts them on a SHAVE. Tiles of consecutive ops start on the next cluster, so
+small ops spread over the clusters too.
+
+Why: the NCE reads and writes only its own cluster's CMX (917504 bytes on ``npu``, 262144 on ``npu-small``),
+while activations and weights live in DDR; the copies become the DMA tasks that move them.
+
+An op whose smallest tile (one output row, the smallest channel chunk) does not fit a CMX is a ``PassError``
+naming the op, its operand shapes and the sizes.
+
+Legal before: buf IR (``tosa-to-buf``, ``fuse-post-ops``), one block per function. After: the same, every NCE
+kernel reading and writing only ``CMX<k>`` allocations of its cluster ``k``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, MemRefType, ModuleOp, i64
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from nnkiln.analysis import nce_tiles
+from nnkiln.dialects.buf import NCE_ATTR, AllocOp, CopyOp, KernelOp, SubviewOp, byte_size, contiguous_box
+from nnkiln.errors import PassError
+from nnkiln.targets import ExecutorKind, MemoryKind, Target
+
+def operand(v: SSAValue) -> nce_tiles.Operand:
+    """A memref value as ``(shape, itemsize)``."""
+    shape = tuple(int(d) for d in v.type.get_shape())  # type: ignore[attr-defined]
+    n = 1
+    for d in shape:
+        n *= d
+    return shape, (byte_size(v.type) // n if n else 1)
+
+
+def rates(target: Target) -> nce_tiles.Rates:
+    """The cost model's numbers ``nce_tiles.plan`` estimates tiles with."""
+    from nnkiln.targets.cost import DMA_OVERHEAD, bytes_per_cycle, instance_rates
+
+    nce = next(e for e in target.executors if e.kind is ExecutorKind.NCE)
+    dma = next(e for e in target.executors if e.kind is ExecutorKind.DMA)
+    macs, _, overhead = instance_rates(target, ExecutorKind.NCE)
+    return nce_tiles.Rates(float(bytes_per_cycle(target.default_memory, target.clock_ghz)), DMA_OVERHEAD, macs,
+                           overhead, dma.count, nce.count)
+
+
+def _memref(element_type: Any, shape: tuple[int, ...]) -> MemRefType:
+    return MemRefType(element_type, list(shape))
+
+
+@dataclass
+class _Emitter:
+    """Inserts a tile's ops before ``anchor`` and its CMX allocations at the top of ``block``."""
+
+    block: Block
+    anchor: Operation
+
+    def add(self, op: Operation) -> Operation:
+        self.block.insert_op_before(op, self.anchor)
+        return op
+
+    def alloc(self, element_type: Any, shape: tuple[int, ...], cluster: int) -> SSAValue:
+        a = AllocOp(_memref(element_type, shape), memory=f"CMX{cluster}")
+        first = self.block.first_op
+        assert first is not None
+        self.block.insert_op_before(a, first)
+        return a.result
+
+    def load(self, src: SSAValue, offsets: tuple[int, ...], sizes: tuple[int, ...], cluster: int) -> SSAValue:
+        """A CMX copy of the box ``[offsets, offsets + sizes)`` of ``src``."""
+        shape = tuple(int(d) for d in src.type.get_shape())  # type: ignore[attr-defined]
+        elem = src.type.element_type  # type: ignore[attr-defined]
+        dst = self.alloc(elem, sizes, cluster)
+        if tuple(sizes) == shape:
+            self.add(CopyOp(src, dst))
+        elif contiguous_box(shape, offsets, sizes):
+            view = self.add(SubviewOp(src, offsets, sizes, _memref(elem, sizes)))
+            self.add(CopyOp(view.results[0], dst))
+        else:
+            self.add(CopyOp(src, dst, src_offsets=offsets))
+        return dst
+
+    def store(self, src: SSAValue, dst: SSAValue, offsets: tuple[int, ...]) -> None:
+        """Copy CMX buffer ``src`` into the box of ``dst`` at ``offsets``."""
+        shape = tuple(int(d) for d in dst.type.get_shape())  # type: ignore[attr-defined]
+        sizes = tuple(int(d) for d in src.type.get_shape())  # type: ignore[attr-defined]
+        if sizes == shape:
+            self.add(CopyOp(src, dst))
+        elif contiguous_box(shape, offsets, sizes):
+            view = self.add(SubviewOp(dst, offsets, sizes, src.type))  # type: ignore[arg-type]
+            self.add(CopyOp(src, view.results[0]))
+        else:
+            self.add(CopyOp(src, dst, dst_offsets=offsets))
+
+
+def _base_operands(kernel: str) -> int:
+    """How many of a kernel's ``ins`` are its own operands (the rest are post-op operands)."""
+    return {"tosa.conv2d": 3, "tosa.depthwise_conv2d": 3, "tosa.max_pool2d": 1, "tosa.avg_pool2d": 1}.get(kernel, 2)
+
+
+def nce_candidate(op: KernelOp) -> bool:
+    """Whether the NCE runs ``op`` (``nce_tiles.runs_on_nce``, post-op operands being extra ``ins``)."""
+    kernel = op.kernel.data
+    posts = [p.data for p in op.post_ops.data] if op.post_ops else []
+    base = _base_operands(kernel)
+    if any("operand" in p and p["operand"].value.data < base for p in posts):  # type: ignore[attr-defined]
+        return False
+    if len(op.ins) < base or len(op.ins) != base + sum("operand" in p for p in posts):
+        return False
+    return nce_tiles.runs_on_nce(kernel, op.tosa_attrs(), [operand(v) for v in op.ins],
+                                 [operand(v) for v in op.outs], [p["kernel"].data for p in posts])  # type: ignore[attr-defined]
+
+
+def tile_kernel(op: KernelOp, target: Target, first_cluster: int) -> int:
+    """Replace NCE kernel ``op`` by its tiles (module docstring); returns the number of tiles."""
+    cmx = next(m for m in target.memories if m.kind is MemoryKind.CMX)
+    kernel, attrs = op.kernel.data, op.tosa_attrs()
+    ins, outs = [operand(v) for v in op.ins], [operand(v) for v in op.outs]
+    try:
+        tiles = nce_tiles.plan(kernel, attrs, ins, outs, cmx.size, cmx.alignment, rates(target), first_cluster)
+    except nce_tiles.TileError as err:
+        shapes = ", ".join("x".join(map(str, s)) for s, _ in ins)
+        raise PassError(f"cmx-tiling: '{kernel}' ({shapes} -> {'x'.join(map(str, outs[0][0]))}) cannot run on "
+                        f"'{target.name}': {err}") from None
+    block = op.parent
+    assert isinstance(block, Block)
+    em = _Emitter(block, op)
+    out = op.outs[0]
+    for tile in tiles:
+        boxes, out_shape = nce_tiles.tile_operands(kernel, attrs, ins, outs, tile)
+        cmx_ins = [em.load(v, offs, sizes, tile.cluster) for v, (offs, sizes) in zip(op.ins, boxes)]
+        cmx_out = em.alloc(out.type.element_type, out_shape, tile.cluster)  # type: ignore[attr-defined]
+        props = dict(op.attrs.data)
+        if "pad" in props:
+            _, _, top, bottom = nce_tiles.input_rows(kernel, attrs, ins, tile.y0, tile.y1)
+            pad = list(attrs["pad"])
+            props["pad"] = DenseArrayBase.from_list(i64, [top, bottom, pad[2], pad[3]])
+        k = KernelOp(kernel, cmx_ins, [cmx_out], DictionaryAttr(props),
+                     list(op.post_ops.data) if op.post_ops else None)
+        k.attributes[NCE_ATTR] = IntegerAttr(tile.cluster, i64)
+        em.add(k)
+        em.store(cmx_out, out, (tile.n, tile.y0, 0, tile.c0))
+    op.results[0].replace_all_uses_with(out)
+    op.detach()
+    op.erase()
+    return len(tiles)
+
+
+@dataclass(frozen=True)
+class CmxTiling(ModulePass):
+    """Cut every NCE kernel into tiles that fit one CMX, with the DMA copies around them."""
+
+    name = "cmx-tiling"
+    target: str = "npu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from nnkiln.targets import get_target
+
+        target = get_target(self.target)
+        nce = next((e for e in target.executors if e.kind is ExecutorKind.NCE), None)
+        if nce is None:
+            return
+        cluster = 0
+        for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
+            for k in [o for o in func.body.block.ops if isinstance(o, KernelOp)]:
+                if nce_candidate(k):
+                    cluster = (cluster + tile_kernel(k, target, cluster)) % nce.count
