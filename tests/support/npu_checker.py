@@ -172,7 +172,7 @@ def _queues(tasks: list[dict[str, Any]]) -> dict[tuple[str, int], list[int]]:
     return q
 
 
-def _preds(d: dict[str, Any]) -> list[set[int]]:
+def predecessors(d: dict[str, Any]) -> list[set[int]]:
     """Direct hb predecessors of each task: the previous task of its queue and the producers of what it waits on
     (producers from the tasks' own ``updates``, which is what the runtime counts)."""
     tasks = d["tasks"]
@@ -491,7 +491,7 @@ def _check_accounting(d: dict[str, Any], acc: list[Access]) -> list[str]:
 def check(d: dict[str, Any]) -> list[str]:
     """Every rule of the module docstring over an inspect JSON ``d``; returns the violations (empty: ok)."""
     acc = accesses(d)
-    preds = _preds(d)
+    preds = predecessors(d)
     hb = HappensBefore(preds)
     bad = _check_device(d)
     bad += _check_hazards(d, acc, hb)
@@ -544,4 +544,4 @@ def makespan_ratio(d: dict[str, Any]) -> float:
 
 
 __all__ = ["Access", "HappensBefore", "accesses", "box_runs", "check", "critical_path", "data_dependencies",
-           "is_spill", "lower_bound", "makespan_ratio"]
+           "is_spill", "lower_bound", "makespan_ratio", "predecessors"]
