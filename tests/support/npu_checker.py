@@ -44,7 +44,10 @@ The checks, one violation string per failure (the prefix in brackets names the r
 6. ``[barrier]`` every ``physical_id`` is in ``[0, max_physical_barriers)``; two barrier records sharing a
    physical id are ordered: every task of one use (its producers and consumers) happens before every producer of
    the other (the consumers of the previous use are done before the counter is reused, and so are its producers,
-   which matters when the previous use has no consumer).
+   which matters when the previous use has no consumer). A record without producers is complete from the start
+   and conflicts with nothing. The uses of an id are checked in the order of their first producer in a
+   topological order of hb: neighbours ordered implies every pair ordered (transitivity), and a valid set of
+   uses is always in that order.
 7. ``[deadlock]`` the queues and barriers, simulated (a task starts when it heads its queue and every barrier it
    waits on has had all its producers finish), run every task to completion.
 8. ``[replay]`` with each task's ``cycles``, the earliest-start replay (start = max(end of the previous task of its
@@ -64,13 +67,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 EXEMPT_MEMORIES = ("input", "output", "constant")
 MAX_RUNS = 4096  # a box with more contiguous runs than this is widened to its bounding range
 Key = tuple[str, int]  # (memory name, io index)
+Segment = tuple[int, int, int | None, list[int]]  # (lo, hi, intended writer, every other writer)
 
 
 @dataclass(frozen=True)
@@ -217,7 +220,11 @@ class HappensBefore:
         n = len(preds)
         self.anc = [0] * n
         order = _topo(preds)
+        self.position: list[int] | None = None  # each task's place in a topological order (None: cyclic)
         if order is not None:
+            self.position = [0] * n
+            for k, i in enumerate(order):
+                self.position[i] = k
             for i in order:
                 bits = 0
                 for p in preds[i]:
@@ -239,36 +246,40 @@ class HappensBefore:
         return bool(self.anc[b] >> a & 1)
 
 
-def _overlapping_pairs(acc: list[Access]) -> Iterable[tuple[Access, Access]]:
-    """Pairs of accesses of different tasks to overlapping bytes of one memory (sweep by start offset)."""
-    by_key: dict[Key, list[Access]] = defaultdict(list)
-    for a in acc:
-        by_key[a.key].append(a)
+def overlapping_pairs(acc: list[Access]) -> list[tuple[int, int]]:
+    """Positions ``(i, j)`` in ``acc`` of accesses by different tasks to overlapping bytes of one memory (a sweep
+    over the accesses sorted by start offset: the cost is the number of overlapping pairs, not its square)."""
+    by_key: dict[Key, list[int]] = defaultdict(list)
+    for i, a in enumerate(acc):
+        by_key[a.key].append(i)
+    out: list[tuple[int, int]] = []
     for items in by_key.values():
-        items.sort(key=lambda a: a.lo)
-        for x, a in enumerate(items):
-            for b in items[x + 1:]:
+        items.sort(key=lambda i: acc[i].lo)
+        for x, i in enumerate(items):
+            a = acc[i]
+            for y in range(x + 1, len(items)):
+                b = acc[items[y]]
                 if b.lo >= a.hi:
                     break
-                if a.task != b.task:
-                    yield a, b
+                if a.task != b.task and b.hi > b.lo:
+                    out.append((i, items[y]))
+    return out
 
 
-def _intended_writers(acc: list[Access]) -> dict[int, list[tuple[int, int, int | None, list[int]]]]:
+def _intended_writers(acc: list[Access], pairs: list[tuple[int, int]]) -> dict[int, list[Segment]]:
     """For each read access (by its position in ``acc``): segments ``(lo, hi, intended writer, all writers)`` of
     its bytes, where the intended writer is the last writer before the reader in blob order (None: none) and all
-    writers are every other task that writes that segment."""
-    writes: dict[Key, list[Access]] = defaultdict(list)
-    for a in acc:
-        if a.write:
-            writes[a.key].append(a)
-    for ws in writes.values():
-        ws.sort(key=lambda a: a.lo)
-    out: dict[int, list[tuple[int, int, int | None, list[int]]]] = {}
-    for pos, r in enumerate(acc):
-        if r.write:
-            continue
-        over = [w for w in writes.get(r.key, []) if w.lo < r.hi and r.lo < w.hi and w.task != r.task]
+    writers are every other task that writes that segment. ``pairs``: ``overlapping_pairs(acc)``."""
+    writes_over: dict[int, list[Access]] = {i: [] for i, a in enumerate(acc) if not a.write}
+    for i, j in pairs:
+        a, b = acc[i], acc[j]
+        if not a.write and b.write:
+            writes_over[i].append(b)
+        if a.write and not b.write:
+            writes_over[j].append(a)
+    out: dict[int, list[Segment]] = {}
+    for pos, over in writes_over.items():
+        r = acc[pos]
         cuts = sorted({r.lo, r.hi, *(max(r.lo, w.lo) for w in over), *(min(r.hi, w.hi) for w in over)})
         segs = []
         for lo, hi in zip(cuts, cuts[1:]):
@@ -318,7 +329,9 @@ def _check_device(d: dict[str, Any]) -> list[str]:
 def _check_hazards(d: dict[str, Any], acc: list[Access], hb: HappensBefore) -> list[str]:
     bad: list[str] = []
     seen: set[tuple[int, int]] = set()
-    for a, b in _overlapping_pairs(acc):
+    pairs = overlapping_pairs(acc)
+    for i, j in pairs:
+        a, b = acc[i], acc[j]
         if not (a.write or b.write):
             continue
         x, y = min(a.task, b.task), max(a.task, b.task)
@@ -328,7 +341,7 @@ def _check_hazards(d: dict[str, Any], acc: list[Access], hb: HappensBefore) -> l
         bad.append(f"[race] tasks {x} and {y} access overlapping bytes of {a.key[0]} (buffers {a.buffer}/"
                    f"{b.buffer}), one writing, unordered by queues and barriers")
     reported: set[tuple[int, int, int | None]] = set()
-    for pos, segs in _intended_writers(acc).items():
+    for pos, segs in _intended_writers(acc, pairs).items():
         r = acc[pos]
         for lo, hi, w, ws in segs:
             if w is not None and not hb(w, r.task) and (w, r.task, None) not in reported:
@@ -403,12 +416,26 @@ def _check_barriers(d: dict[str, Any], hb: HappensBefore) -> list[str]:
         """Every task of use ``p`` happens before every producer of use ``q``."""
         return all(hb(x, y) for x in tasks_of[p] for y in prods[q])
 
+    def report(pid: int, p: int, q: int) -> None:
+        bad.append(f"[barrier] physical id {pid} is shared by barriers {p} and {q}, whose uses overlap (neither's "
+                   "tasks all precede the other's producers)")
+
     for pid, us in uses.items():
-        for x, p in enumerate(us):
-            for q in us[x + 1:]:
-                if not (before(p, q) or before(q, p)):
-                    bad.append(f"[barrier] physical id {pid} is shared by barriers {p} and {q}, "
-                               "whose uses overlap (neither's tasks all precede the other's producers)")
+        # a use without producers is complete from the start: "before" it is vacuous, it never conflicts
+        us = [u for u in us if prods[u]]
+        pos = hb.position
+        if pos is None:  # cyclic (a deadlock): every pair
+            for x, p in enumerate(us):
+                for q in us[x + 1:]:
+                    if not (before(p, q) or before(q, p)):
+                        report(pid, p, q)
+            continue
+        # Uses in a valid order have strictly increasing first producers in any topological order, and "before" is
+        # transitive over uses with producers: checking neighbours in that order is checking every pair.
+        us.sort(key=lambda u: (min(pos[t] for t in prods[u]), u))
+        for p, q in zip(us, us[1:]):
+            if not (before(p, q) or before(q, p)):
+                report(pid, p, q)
     return bad
 
 
@@ -510,7 +537,7 @@ def data_dependencies(d: dict[str, Any]) -> list[set[int]]:
     """For each task, the tasks whose writes it reads (the intended writers of its bytes: module docstring)."""
     acc = accesses(d)
     deps: list[set[int]] = [set() for _ in d["tasks"]]
-    for pos, segs in _intended_writers(acc).items():
+    for pos, segs in _intended_writers(acc, overlapping_pairs(acc)).items():
         deps[acc[pos].task].update(w for _, _, w, _ in segs if w is not None)
     return deps
 
@@ -544,4 +571,4 @@ def makespan_ratio(d: dict[str, Any]) -> float:
 
 
 __all__ = ["Access", "HappensBefore", "accesses", "box_runs", "check", "critical_path", "data_dependencies",
-           "is_spill", "lower_bound", "makespan_ratio", "predecessors"]
+           "is_spill", "lower_bound", "makespan_ratio", "overlapping_pairs", "predecessors"]

@@ -164,6 +164,19 @@ def test_barrier_reuse_needs_the_previous_producers_done_too() -> None:
     assert check(d) == []
 
 
+def test_barrier_reuse_in_any_record_order() -> None:
+    """The records of physical id 0 listed against their order of use (record 0 is now the second use): valid."""
+    d = valid()
+    swap = {0: 2, 2: 0, 1: 1}
+    for t in d["tasks"]:
+        t["waits"] = [swap[b] for b in t["waits"]]
+        t["updates"] = [swap[b] for b in t["updates"]]
+    d["barriers"] = [_barrier(0, 0, [3], [4]), _barrier(1, 1, [2], [3]), _barrier(2, 0, [0, 1], [2])]
+    assert check(d) == []
+    d["barriers"][1]["physical_id"] = 0  # three uses of id 0, the middle one overlapping both
+    assert rules(d) == {"[barrier]"}
+
+
 def test_deadlock_rule() -> None:
     d = valid()
     d["tasks"][0]["waits"] = [2]  # waits on a barrier a later task of its own queue updates
