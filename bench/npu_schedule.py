@@ -7,22 +7,31 @@ executor kind, total cycles / instances), their ratio (target: <= 1.2 per model,
 and DMA bytes, tasks, physical barriers, and the compile time against the cpu target's ``default`` pipeline on the
 same model (target: npu <= 2x cpu; median of ``--rounds`` compiles each).
 
-Models: ``tests/data/torch_onnx/<name>.onnx`` (``--models``) and generated tosa graphs of
+Models: ``tests/data/torch_onnx/<name>.onnx`` (``--models``), generated tosa graphs of
 ``tests/support/compiler_graphs.py`` (``--graphs``: ``resnet_like`` with 3 stages of 2 blocks at 32x32, ``wide``
-with 24 parallel branches). Run on demand (not a test):
+with 24 parallel branches) and the independent ONNX models of ``tests/support/npu_models.py`` (``--npu-models``:
+a residual CNN with upsampling, a transformer encoder block, int8 QDQ and QOperator models, the half-width
+ResNet-18 at 224x224; built from seeded weights into a temporary directory). The ``checker`` column is
+``tests/support/npu_checker.py`` over the blob's inspect JSON (violations per rule; ``ok`` when none), and
+``checker bound`` that checker's independent lower bound (it should equal the simulator's). Run on demand (not a test):
 ``.venv/bin/python bench/npu_schedule.py [--models unetish,vitish,gptblock,effnetish] [--graphs resnet_like,wide]
-[--rounds 3]``; prints a markdown table.
+[--npu-models cnn_residual_upsample,...,resnet18_half] [--rounds 3]`` (an empty list skips a group); prints a
+markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import statistics
 import sys
+import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
+from nnkiln.blob.inspect import describe
 from nnkiln.compiler import compile_to_blob
 from nnkiln.frontends import load
 from nnkiln.ir.text import parse_module
@@ -46,18 +55,31 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default="unetish,vitish,gptblock,effnetish")
     ap.add_argument("--graphs", default="resnet_like,wide")
+    ap.add_argument("--npu-models", default="cnn_residual_upsample,transformer_encoder,int8_qdq,int8_qoperator,"
+                    "resnet18_half", help="builders of tests/support/npu_models.py")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
-    print("| model | target | tasks | SHAVE queues | physical barriers | simulated cycles | lower bound | ratio | "
-          "critical path | spill bytes | DMA bytes | compile s (npu / cpu) | npu / cpu |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| model | target | tasks | queues | physical barriers | simulated cycles | lower bound | checker bound | ratio | "
+          "critical path | spill bytes | DMA bytes | compile s (npu / cpu) | npu / cpu | checker |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ratios: dict[str, list[float]] = {t: [] for t in TARGETS}
     import compiler_graphs
+    import npu_checker
+    import npu_models
 
-    names = [n for n in args.models.split(",") if n] + [n for n in args.graphs.split(",") if n]
+    graphs = [n for n in args.graphs.split(",") if n]
+    built = [n for n in args.npu_models.split(",") if n]
+    names = [n for n in args.models.split(",") if n] + graphs + built
+    tmp = tempfile.TemporaryDirectory()
     for name in names:
-        if name in args.graphs.split(","):
+        if name in graphs:
             module = parse_module(getattr(compiler_graphs, name)())
+        elif name in built:
+            import onnx
+
+            path = Path(tmp.name) / f"{name}.onnx"
+            onnx.save(npu_models.MODELS[name]()[0], path)
+            module = load(str(path))
         else:
             module = load(str(DATA / f"{name}.onnx"))
         cpu_s, _ = _compile_seconds(module, "cpu", args.rounds)
@@ -70,9 +92,13 @@ def main(argv: list[str] | None = None) -> int:
             ratios[target].append(ratio)
             queues = len({(t.executor, t.executor_index) for t in blob.tasks})  # type: ignore[attr-defined]
             barriers = len({b.physical_id for b in blob.barriers})  # type: ignore[attr-defined]
+            d = json.loads(json.dumps(describe(blob)))  # type: ignore[arg-type]
+            rules = Counter(v.split("]")[0].lstrip("[") for v in npu_checker.check(d))
+            verdict = ", ".join(f"{k}: {n}" for k, n in sorted(rules.items())) or "ok"
             print(f"| {name} | {target} | {len(sim.cycles)} | {queues} | {barriers} | {sim.makespan} | "
-                  f"{sim.lower_bound} | {ratio:.3f} | {sim.critical_path} | {sim.spill_bytes} | {sim.dma_bytes} | "
-                  f"{npu_s:.3f} / {cpu_s:.3f} | {npu_s / cpu_s:.2f} |")
+                  f"{sim.lower_bound} | {npu_checker.lower_bound(d)} | {ratio:.3f} | {sim.critical_path} | {sim.spill_bytes} | {sim.dma_bytes} | "
+                  f"{npu_s:.3f} / {cpu_s:.3f} | {npu_s / cpu_s:.2f} | {verdict} |", flush=True)
+    tmp.cleanup()
     for target, rs in ratios.items():
         print(f"\ngeometric mean of makespan / lower bound on {target}: "
               f"{math.exp(sum(math.log(r) for r in rs) / len(rs)):.3f}")
