@@ -132,9 +132,9 @@ def _groups(jobs: Sequence[Job], bufs: Sequence[Buf]) -> tuple[dict[int, list[in
 
 
 def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (),
-             capacity: dict[str, int] | None = None) -> Schedule:
-    """Schedule ``jobs`` on ``pools`` (kind -> instance count) keeping ``bufs`` inside ``capacity`` (module
-    docstring)."""
+             capacity: dict[str, int] | None = None, max_groups: int = 0) -> Schedule:
+    """Schedule ``jobs`` on ``pools`` (kind -> instance count) keeping ``bufs`` inside ``capacity``, with at most
+    ``max_groups`` groups admitted and unfinished at once (0: no limit; module docstring)."""
     n = len(jobs)
     users: list[list[int]] = [[] for _ in jobs]
     for i, j in enumerate(jobs):
@@ -160,6 +160,14 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
     remaining_users = [len(buf.users) for buf in bufs]
     freed: dict[str, list[tuple[int, int, list[int]]]] = {m: [] for m in spaces}  # (lo, hi, users of old buffers)
     admitted: set[int] = set() if spaces else set(group_bufs)
+    members = {g: {u for b in bs for u in bufs[b].users} for g, bs in group_bufs.items()}
+    unfinished = {g: len(ms) for g, ms in members.items()}
+    group_ends: dict[int, list[int]] = {}
+    for g, ms in members.items():
+        for u in ms:
+            group_ends.setdefault(u, []).append(g)
+    in_flight = 0
+    changed = True  # memory freed or a group finished since admission last failed
     candidates: set[int] = set()
     waiting = [len(j.deps) for j in jobs]
     instance, start, end = [0] * n, [0] * n, [0] * n
@@ -176,6 +184,8 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
             pending_loads[g] -= 1
             if pending_loads[g] == 0 and g not in admitted:
                 candidates.add(g)
+                nonlocal changed
+                changed = True
 
     def admit(g: int) -> bool:
         by_mem: dict[str, list[int]] = {}
@@ -199,6 +209,8 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
                 # a range now taken whole is covered by this buffer's writer's new dependencies (transitively)
                 freed[buf.memory] = [e for e in freed[buf.memory] if not (off <= e[0] and e[1] <= hi_b)]
         admitted.add(g)
+        nonlocal in_flight
+        in_flight += 1
         return True
 
     for i in range(n):
@@ -208,9 +220,13 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
         if c == 0 and g not in admitted:
             candidates.add(g)
     while len(order) < n:
-        for g in sorted(candidates, key=lambda g: (-prio[g], g)):
-            if admit(g):
-                candidates.discard(g)
+        if candidates and changed:
+            for g in sorted(candidates, key=lambda g: (-prio[g], g)):
+                if max_groups and in_flight >= max_groups:
+                    break
+                if admit(g):
+                    candidates.discard(g)
+            changed = False
         ready.sort(key=lambda i: (-prio[i], i))
         started: list[int] = []
         for i in ready:
@@ -242,11 +258,17 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
                 waiting[u] -= 1
                 if waiting[u] == 0:
                     became_ready(u)
+            for g in group_ends.get(i, ()):
+                unfinished[g] -= 1
+                if unfinished[g] == 0:
+                    in_flight -= 1
+                    changed = True
             for b in job_bufs[i]:
                 remaining_users[b] -= 1
                 buf = bufs[b]
                 if remaining_users[b] == 0 and buf.memory in spaces:
                     spaces[buf.memory].give(buf.offset, buf.size)
+                    changed = True
                     freed[buf.memory].append((buf.offset, buf.offset + buf.size, list(buf.users)))
     order.sort(key=lambda i: (start[i], i))
     return Schedule(order, instance, start, end, extra, {m: s.peak for m, s in spaces.items()})

@@ -208,10 +208,30 @@ class Rates:
     clusters: int
 
 
+def _shapes(tiles: list[Tile], oh: int) -> dict[tuple[int, ...], tuple[Tile, int]]:
+    """Tiles by what their operands' sizes depend on (rows, channels, touching the top or bottom edge): one
+    representative and a count each, so sizes and estimates are computed once per kind of tile."""
+    kinds: dict[tuple[int, ...], tuple[Tile, int]] = {}
+    for t in tiles:
+        key = (t.y1 - t.y0, t.c1 - t.c0, t.y0 == 0, t.y1 == oh)
+        rep, count = kinds.get(key, (t, 0))
+        kinds[key] = (rep, count + 1)
+    return kinds
+
+
 def _estimate(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs: Sequence[Operand],
               tiles: list[Tile], rates: Rates) -> float:
     dma = nce = 0.0
-    for t in tiles:
+    for t, count in _shapes(tiles, outs[0][0][1]).values():
+        dma_t, nce_t = _tile_estimate(kernel, attrs, ins, outs, t, rates)
+        dma, nce = dma + count * dma_t, nce + count * nce_t
+    return max(dma / rates.dma_engines, nce / min(len(tiles), rates.clusters))
+
+
+def _tile_estimate(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs: Sequence[Operand],
+                   t: Tile, rates: Rates) -> tuple[float, float]:
+    dma = nce = 0.0
+    for t in (t,):
         boxes, out = tile_operands(kernel, attrs, ins, outs, t)
         moved = _prod(out) * outs[0][1] + sum(_prod(s) * item for (_, s), (_, item) in zip(boxes, ins))
         dma += (len(boxes) + 1) * rates.dma_overhead + moved / rates.dma_bytes_per_cycle
@@ -221,7 +241,7 @@ def _estimate(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs: 
         elif kernel == "tosa.depthwise_conv2d":
             work *= _prod(ins[1][0][:2])
         nce += rates.nce_overhead + work / rates.nce_per_cycle
-    return max(dma / rates.dma_engines, nce / min(len(tiles), rates.clusters))
+    return dma, nce
 
 
 def plan(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs: Sequence[Operand], capacity: int,
@@ -253,7 +273,8 @@ def plan(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs: Seque
             for row_parts in sorted({fewest, min(oh, max(fewest, rates.clusters)), min(oh, 2 * max(fewest, 1))}):
                 tiles = [Tile(b, y0, y1, c0, c1) for b in range(n) for y0, y1 in _ranges(oh, row_parts)
                          for c0, c1 in chans]
-                if any(tile_bytes(kernel, attrs, ins, outs, t, alignment) > budget for t in tiles):
+                if any(tile_bytes(kernel, attrs, ins, outs, t, alignment) > budget
+                       for t, _ in _shapes(tiles, oh).values()):
                     continue
                 cost = _estimate(kernel, attrs, ins, outs, tiles, rates)
                 if best is None or (cost, len(tiles)) < (best[0], best[1]):

@@ -266,6 +266,8 @@ class TaskTable:
             elif isinstance(op, CopyOp):
                 box = op.box()
                 attrs = {f"{box[0]}_offsets": list(box[1])} if box else {}
+                if op.src_perm is not None:
+                    attrs["src_perm"] = [int(p) for p in op.src_perm.get_values()]
                 if op.spill is not None:
                     attrs["spill"] = True
                 items.append(("buf.copy", [self.value(v, op) for v in op.ins], [self.value(v, op) for v in op.outs],

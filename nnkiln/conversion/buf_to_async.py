@@ -8,9 +8,9 @@ instance chosen by a list scheduler; the executes' order in the IR is the schedu
 - Views (``buf.reshape``/``buf.subview``) are cloned into each task that uses them (a task is
   self-contained); ``buf.alloc``/``buf.const`` stay at the top of the function; those no task uses
   are erased (so the blob holds no dead constant).
-- Dependencies: a task depends on every earlier task that wrote a buffer it reads (RAW) or writes
-  (WAW), and on every earlier task that read a buffer it writes (WAR); buffers are compared by their
-  base (views resolved). ``optimize-async-deps`` removes the redundant ones.
+- Dependencies: a task depends on every earlier task that wrote bytes it reads (RAW) or writes
+  (WAW), and on every earlier task that read bytes it writes (WAR); accesses are byte ranges of base buffers
+  (views resolved: ``byte_span``). ``optimize-async-deps`` removes the redundant ones.
 - The npu's hardware path (a function with NCE kernels, ``cmx-tiling``): each task goes where ``placement`` says
   (an NCE tile on its cluster, a copy touching a CMX on a DMA engine, the rest on a SHAVE), costs the cost model's
   cycles with its operands in their memories, and the executor kinds are scheduled together by the feasible
@@ -134,23 +134,47 @@ def model_cost(target: Target, kind: ExecutorKind | None = None) -> Callable[[Op
     return cost
 
 
+def byte_span(v: SSAValue) -> tuple[SSAValue, int, int]:
+    """``(base buffer, first byte, end byte)`` of the bytes ``v`` covers in its base (views resolved: a subview's
+    byte offset, a reshape's same bytes; kernel/copy results are their ``outs``)."""
+    lo, hi = 0, byte_size(v.type)
+    while True:
+        owner = v.owner
+        if isinstance(owner, (*TASK_OPS, ConcatViewOp)):
+            v = owner.outs[v.index]  # type: ignore[attr-defined]
+        elif isinstance(owner, SubviewOp):
+            off = owner.byte_offset()
+            lo, hi, v = lo + off, hi + off, owner.source
+        elif isinstance(owner, ReshapeOp):
+            v = owner.source
+        else:
+            return v, lo, hi
+
+
 def build_tasks(ops: list[Operation], cost: Callable[[Operation], float] = estimate_cost) -> list[Task]:
+    """The tasks of ``ops`` with their hazards (module docstring), compared byte range by byte range: two tasks
+    writing disjoint subviews of one buffer (the tiles of an npu op) do not depend on each other."""
     tasks: list[Task] = []
-    last_writers: dict[SSAValue, list[int]] = {}
-    readers: dict[SSAValue, list[int]] = {}
+    writers: dict[SSAValue, list[tuple[int, int, int]]] = {}
+    readers: dict[SSAValue, list[tuple[int, int, int]]] = {}
+
+    def touching(table: dict[SSAValue, list[tuple[int, int, int]]], b: SSAValue, lo: int, hi: int) -> list[int]:
+        return [j for a, z, j in table.get(b, ()) if a < hi and lo < z]
+
     for i, op in enumerate(ops):
         ins = op.ins if isinstance(op, TASK_OPS) else []  # type: ignore[attr-defined]
         outs = op.outs if isinstance(op, TASK_OPS) else []  # type: ignore[attr-defined]
-        t = Task(op, {base_buffer(v) for v in ins}, {base_buffer(v) for v in outs}, cost(op))
-        for b in t.reads | t.writes:
-            t.deps.update(last_writers.get(b, ()))
-        for b in t.writes:
-            t.deps.update(readers.get(b, ()))
+        reads, writes = [byte_span(v) for v in ins], [byte_span(v) for v in outs]
+        t = Task(op, {b for b, _, _ in reads}, {b for b, _, _ in writes}, cost(op))
+        for b, lo, hi in (*reads, *writes):
+            t.deps.update(touching(writers, b, lo, hi))
+        for b, lo, hi in writes:
+            t.deps.update(touching(readers, b, lo, hi))
         t.deps.discard(i)
-        for b in t.reads:
-            readers.setdefault(b, []).append(i)
-        for b in t.writes:
-            last_writers.setdefault(b, []).append(i)
+        for b, lo, hi in reads:
+            readers.setdefault(b, []).append((lo, hi, i))
+        for b, lo, hi in writes:
+            writers.setdefault(b, []).append((lo, hi, i))
         tasks.append(t)
     return tasks
 

@@ -56,6 +56,7 @@ from xdsl.traits import IsolatedFromAbove, IsTerminator, NoTerminator, OpTrait
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from nnkiln.ir.errors import VerifyError
+from nnkiln.ir.walk_cache import walk_memo
 
 
 def describe_op(op: Operation) -> str:
@@ -366,6 +367,11 @@ def verify_op(op: Operation, *, fast: bool = True) -> None:
     ``fast=False`` runs xDSL's own verifier on every op (no fast path, no memo): the reference the
     fast path is tested against.
     """
+    with walk_memo():
+        _verify_walk(op, fast)
+
+
+def _verify_walk(op: Operation, fast: bool) -> None:
     for inner in op.walk(reverse=False, region_first=True):
         try:
             if fast:

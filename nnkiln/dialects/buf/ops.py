@@ -303,19 +303,25 @@ class CopyOp(_InsOutsOp):
     """Copies ``ins[0]`` into ``outs[0]`` (same element type and element count), or a box of one into the other
     (a strided DMA): with ``src_offsets``, ``outs[0] = ins[0][src_offsets : src_offsets + shape(outs[0])]``; with
     ``dst_offsets``, ``outs[0][dst_offsets : dst_offsets + shape(ins[0])] = ins[0]`` (same rank, box inside the
-    buffer; the rest of ``outs[0]`` keeps its bytes). ``spill`` marks a copy the feasible scheduler inserted to
+    buffer; the rest of ``outs[0]`` keeps its bytes). ``src_perm`` (with ``src_offsets``) permutes the box as it
+    moves: ``outs[0] = transpose(ins[0][box], src_perm)``, the box's extent along source dimension ``src_perm[d]``
+    being ``shape(outs[0])[d]`` (a DMA's strided read in another dimension order). ``spill`` marks a copy the feasible scheduler inserted to
     move a scratchpad buffer out and back (the simulator counts its bytes as ``spill_bytes``)."""
 
     name = "buf.copy"
     src_offsets = opt_prop_def(DenseArrayBase[I64])
     dst_offsets = opt_prop_def(DenseArrayBase[I64])
+    src_perm = opt_prop_def(DenseArrayBase[I64])
     spill = opt_prop_def(IntegerAttr[I64])
 
     def __init__(self, src: SSAValue, dst: SSAValue, src_offsets: Sequence[int] | None = None,
-                 dst_offsets: Sequence[int] | None = None, spill: bool = False):
+                 dst_offsets: Sequence[int] | None = None, spill: bool = False,
+                 src_perm: Sequence[int] | None = None):
         props: dict[str, Attribute] = {}
         if src_offsets is not None:
             props["src_offsets"] = DenseArrayBase.from_list(i64, list(src_offsets))
+        if src_perm is not None:
+            props["src_perm"] = DenseArrayBase.from_list(i64, list(src_perm))
         if dst_offsets is not None:
             props["dst_offsets"] = DenseArrayBase.from_list(i64, list(dst_offsets))
         if spill:
@@ -347,6 +353,15 @@ class CopyOp(_InsOutsOp):
         side, offs = box
         big, small = (a, b) if side == "src" else (b, a)
         bs, ss = tuple(big.get_shape()), tuple(small.get_shape())
+        if self.src_perm is not None:
+            perm = [int(p) for p in self.src_perm.get_values()]
+            if side != "src" or sorted(perm) != list(range(len(ss))):
+                _fail(self, f"src_perm {perm} for a {side} box of rank {len(ss)}",
+                      "src_perm is a permutation of the dimensions, with src_offsets")
+            unperm = [0] * len(ss)
+            for d, p in enumerate(perm):
+                unperm[p] = ss[d]
+            ss = tuple(unperm)
         if len(offs) != len(bs) or len(ss) != len(bs) or any(o < 0 or o + n > d for o, n, d in zip(offs, ss, bs)):
             _fail(self, f"{side}_offsets {list(offs)} with a box of {list(ss)} in {list(bs)}",
                   "box inside the buffer, same rank")

@@ -50,6 +50,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator
 
 from nnkiln.ir.errors import VerifyError
+from nnkiln.ir.walk_cache import memoized
 
 
 class Section(Enum):
@@ -74,7 +75,8 @@ def _declared_barriers(block: Block | None) -> list[int]:
     if block is None:
         return []
     # a barrier without its id is reported by its own verification: counting it here must not raise
-    return [b.barrier_id for b in block.ops if isinstance(b, BarrierOp) and "id" in b.properties]
+    return memoized(("rt.barriers", id(block)), lambda: [b.barrier_id for b in block.ops
+                                                          if isinstance(b, BarrierOp) and "id" in b.properties])
 
 
 def _io_counts(op: Operation) -> tuple[int, int] | None:

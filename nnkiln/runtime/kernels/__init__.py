@@ -104,11 +104,25 @@ def _copy(ins: Sequence[int], outs: Sequence[int], attrs: dict[str, Any], buffer
         return copy
     big, small = (buffers[src], buffers[dst]) if side == "src" else (buffers[dst], buffers[src])
     offs = attrs[f"{side}_offsets"]
-    if (not isinstance(offs, list) or len(offs) != len(big.shape) or len(small.shape) != len(big.shape)
-            or any(not isinstance(o, int) or o < 0 or o + n > d for o, n, d in zip(offs, small.shape, big.shape))):
-        raise NotExecutableError(f"buf.copy {side}_offsets {offs!r}: the box of {list(small.shape)} is not inside "
+    perm = attrs.get("src_perm")
+    extent = list(small.shape)
+    if perm is not None:
+        if side != "src" or not isinstance(perm, (list, tuple)) or sorted(perm) != list(range(len(extent))):
+            raise NotExecutableError(f"buf.copy src_perm {perm!r} is not a permutation of a source box's dimensions")
+        for d, p in enumerate(perm):
+            extent[p] = small.shape[d]
+    if (not isinstance(offs, (list, tuple)) or len(offs) != len(big.shape) or len(small.shape) != len(big.shape)
+            or any(not isinstance(o, int) or o < 0 or o + n > d for o, n, d in zip(offs, extent, big.shape))):
+        raise NotExecutableError(f"buf.copy {side}_offsets {offs!r}: the box of {extent} is not inside "
                                  f"{list(big.shape)}")
-    box = tuple(slice(o, o + n) for o, n in zip(offs, small.shape))
+    box = tuple(slice(o, o + n) for o, n in zip(offs, extent))
+    if perm is not None:
+        order = tuple(perm)
+
+        def copy_permuted(views: Sequence[np.ndarray]) -> None:
+            np.copyto(views[dst], views[src][box].transpose(order), casting="no")
+
+        return copy_permuted
     if side == "src":
         def copy_box(views: Sequence[np.ndarray]) -> None:
             np.copyto(views[dst], views[src][box], casting="no")

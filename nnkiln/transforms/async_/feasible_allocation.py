@@ -6,7 +6,9 @@ What, for each function with scratchpad buffers (``buf.alloc {memory = "CMX<k>"}
    their memories, its executor kind, the NCE cluster it is pinned to) and every CMX buffer by the tasks using it;
 2. run the feasible memory scheduler (``nnkiln.analysis.feasible_schedule``): data tasks (the DMAs filling a CMX
    buffer) start only once their compute task (the NCE tile) has all its CMX buffers placed, first fit, so no
-   CMX ever holds more than its capacity; executor instances of a kind are chosen as they become free;
+   CMX ever holds more than its capacity; executor instances of a kind are chosen as they become free; at most
+   ``num_barriers / 4`` tiles are in flight at once (each needs about two barriers for its loads and its store,
+   and the device has ``num_barriers``: more in flight and ``assign-physical-barriers`` must serialise);
 3. re-order the executes by start time (the spec's step 3: "all operations will appear in non-descending order of
    start time") and give each its instance and predicted ``nnkiln.start_cycle`` / ``nnkiln.end_cycle``;
 4. add the dependencies that make reusing CMX bytes safe (step 5: a buffer's writer waits for every user of the
@@ -82,7 +84,8 @@ def allocate_function(block: Block, target: Target) -> dict[str, int]:
                 bufs[buf_of[b]].users.append(i)
     pools = {e.kind.value: e.count for e in target.executors}
     try:
-        plan = schedule(jobs, pools, bufs, dict.fromkeys(cmx.instance_names(), cmx.size))
+        plan = schedule(jobs, pools, bufs, dict.fromkeys(cmx.instance_names(), cmx.size),
+                        max_groups=max(1, target.num_barriers // 4))
     except ScheduleError as err:
         raise PassError(f"feasible-allocation: {err}") from None
     anchor = executes[-1].next_op

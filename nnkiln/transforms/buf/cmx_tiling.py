@@ -85,10 +85,15 @@ class _Emitter:
         return a.result
 
     def load(self, src: SSAValue, offsets: tuple[int, ...], sizes: tuple[int, ...], cluster: int) -> SSAValue:
-        """A CMX copy of the box ``[offsets, offsets + sizes)`` of ``src``."""
-        shape = tuple(int(d) for d in src.type.get_shape())  # type: ignore[attr-defined]
+        """A CMX copy of the box ``[offsets, offsets + sizes)`` of ``src``, read through the slices and transposes
+        that produce ``src`` (``fold_views``)."""
         elem = src.type.element_type  # type: ignore[attr-defined]
         dst = self.alloc(elem, sizes, cluster)
+        src, offsets, perm = fold_views(src, offsets, sizes)
+        if perm is not None:
+            self.add(CopyOp(src, dst, src_offsets=offsets, src_perm=perm))
+            return dst
+        shape = tuple(int(d) for d in src.type.get_shape())  # type: ignore[attr-defined]
         if tuple(sizes) == shape:
             self.add(CopyOp(src, dst))
         elif contiguous_box(shape, offsets, sizes):
@@ -109,6 +114,39 @@ class _Emitter:
             self.add(CopyOp(src, view.results[0]))
         else:
             self.add(CopyOp(src, dst, dst_offsets=offsets))
+
+
+def _foldable(v: SSAValue) -> KernelOp | None:
+    """The SLICE or TRANSPOSE kernel producing ``v`` (one plain kernel: no post-ops, no operand permutations)."""
+    owner = v.owner
+    if (isinstance(owner, KernelOp) and owner.kernel.data in ("tosa.slice", "tosa.transpose") and not owner.post_ops
+            and owner.operand_perms is None and len(owner.ins) >= 1):
+        return owner
+    return None
+
+
+def fold_views(v: SSAValue, offsets: tuple[int, ...], sizes: tuple[int, ...]
+               ) -> tuple[SSAValue, tuple[int, ...], list[int] | None]:
+    """``(source, offsets in it, perm)`` such that the box ``[offsets, offsets + sizes)`` of ``v`` is
+    ``transpose(source[box], perm)`` (``perm`` ``None``: the identity), reading through the SLICE and TRANSPOSE
+    kernels that produce ``v``: a DMA reads any box in any dimension order, so those SHAVE kernels need not run for
+    an NCE operand (they are erased when nothing else reads them)."""
+    perm = list(range(len(sizes)))
+    offs = list(offsets)
+    while (k := _foldable(v)) is not None:
+        attrs = k.tosa_attrs()
+        if k.kernel.data == "tosa.slice":
+            offs = [o + int(s) for o, s in zip(offs, attrs["start"])]
+        else:  # v = transpose(u, p): v[i] = u[j] with j[p[d]] = i[d]
+            p = [int(x) for x in attrs["perms"]]
+            moved = [0] * len(offs)
+            for d, pd in enumerate(p):
+                moved[pd] = offs[d]
+            offs = moved
+            perm = [p[perm[d]] for d in range(len(perm))]
+        v = k.ins[0]
+    identity = perm == list(range(len(perm)))
+    return v, tuple(offs), None if identity else perm
 
 
 def _base_operands(kernel: str) -> int:
@@ -158,9 +196,16 @@ def tile_kernel(op: KernelOp, target: Target, first_cluster: int) -> int:
         k.attributes[NCE_ATTR] = IntegerAttr(tile.cluster, i64)
         em.add(k)
         em.store(cmx_out, out, (tile.n, tile.y0, 0, tile.c0))
+    producers = {v.owner for v in op.ins if _foldable(v) is not None}
     op.results[0].replace_all_uses_with(out)
     op.detach()
     op.erase()
+    while producers:  # slices / transposes now read by DMAs only: dead
+        k = producers.pop()
+        if isinstance(k, KernelOp) and not any(r.uses for r in k.results):
+            producers.update(v.owner for v in k.ins if _foldable(v) is not None)
+            k.detach()
+            k.erase()
     return len(tiles)
 
 

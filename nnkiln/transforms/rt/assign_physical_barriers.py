@@ -18,8 +18,9 @@ Algorithm (interval colouring in task order):
    comes before every consumer of ``u ∪ b`` in task order. The merged use makes ``b``'s consumers also
    wait for ``u``'s producers and vice versa: extra dependencies (serialisation), all pointing forward
    in task order, so no cycle and FIFO stays consistent.
-4. Delayed signalling: a later task ``x`` on the producer's queue (FIFO: ``x`` finishes after the
-   producer), placed before every consumer of ``b``, updates ``b`` instead, when an id is free for
+4. Delayed signalling: a later task ``x`` that happens after every producer of ``b`` (a later task of
+   the producer's queue, FIFO, or one the producers precede through barriers: queues of several
+   executor kinds), placed before every consumer of ``b``, updates ``b`` instead, when an id is free for
    ``x``; the consumers now also wait for ``x`` (serialisation), all edges forward in task order.
 5. Otherwise two queues of one executor are serialised into one (the pair with the most barrier
    traffic between them; task order is a topological order, so FIFO on the merged queue enforces
@@ -111,7 +112,7 @@ def assign(tasks: list[TaskOp], limit: int) -> dict[int, tuple[int, set[int]]] |
             if p >= 0:
                 mapping[b] = (p, set(use.producers))
                 continue
-            delayed = _delay(tasks, use, free_for)
+            delayed = _delay(tasks, use, free_for, anc)
             if delayed is None:
                 return None
             p, x = delayed
@@ -138,20 +139,17 @@ def _merge(current: list[Use], previous: list[set[int]], use: Use, b: int, anc: 
     return -1
 
 
-def _delay(tasks: list[TaskOp], use: Use, free_for) -> tuple[int, int] | None:
-    """Delayed signalling: a later task ``x`` of the (single) producer's queue, before every consumer in
-    task order, signals instead (it finishes after the producer: FIFO); pick the first ``x`` for which an
-    id is free. Returns (physical id, x)."""
-    if len(use.producers) != 1 or not use.consumers:
+def _delay(tasks: list[TaskOp], use: Use, free_for, anc: list[int]) -> tuple[int, int] | None:  # noqa: ANN001
+    """Delayed signalling: a later task ``x``, before every consumer in task order, that happens after every
+    producer (a later task of a single producer's queue, by FIFO, or any task the producers precede through
+    barriers), signals instead; pick the first ``x`` for which an id is free. Returns (physical id, x)."""
+    if not use.producers or not use.consumers:
         return None
-    (t,) = use.producers
-    queue = (tasks[t].executor_name, tasks[t].executor_index_value)
-    for x in range(t + 1, min(use.consumers)):
-        if (tasks[x].executor_name, tasks[x].executor_index_value) != queue:
-            continue
-        ids = free_for({x})
-        if ids:
-            return ids[0], x
+    for x in range(max(use.producers) + 1, min(use.consumers)):
+        if all((anc[x] >> t) & 1 for t in use.producers):
+            ids = free_for({x})
+            if ids:
+                return ids[0], x
     return None
 
 
