@@ -1,0 +1,241 @@
+"""The level-3 HW adaptation passes keep the values of the graphs they rewrite.
+
+Each case is a small tosa function run by the reference interpreter before and after one pass on seeded random
+inputs: integer results bit-identical (dtype, shape and values), float results within 1e-5 relative (fp16: a
+relative L2 error below 1e-2), and the op kinds after the pass show that the rewrite happened (or, for the
+cases where it must not fire, that the function is unchanged). The last tests run each pass on the torch-exported
+ONNX models of ``tests/data/torch_onnx``.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp
+
+from nnkiln.dialects.tosa.base import kind_of
+from nnkiln.ir.passes import PassManager
+from nnkiln.ir.text import parse_module
+from nnkiln.pipelines.text import parse_pass_pipeline
+from nnkiln.reference import run
+from nnkiln.reference.interpreter import input_names
+
+DATA = Path(__file__).resolve().parents[3] / "data" / "torch_onnx"
+
+CONV = ("{{pad = array<i64: {pad}>, stride = array<i64: {stride}>, dilation = array<i64: 1, 1>, "
+        "input_zp = {izp} : i64, weight_zp = {wzp} : i64}}")
+
+
+def conv_attrs(pad: str = "0, 0, 0, 0", stride: str = "1, 1", izp: int = 0, wzp: int = 0) -> str:
+    return CONV.format(pad=pad, stride=stride, izp=izp, wzp=wzp)
+
+
+def dense(values: np.ndarray, elem: str) -> str:
+    """A ``tosa.const`` line body: ``dense<...> : tensor<...>`` of ``values``."""
+    shape = "x".join(str(d) for d in values.shape)
+    body = np.array2string(values, separator=", ", threshold=1 << 30, max_line_width=1 << 30,
+                           floatmode="unique").replace("\n", "")
+    return f"dense<{body}> : tensor<{shape}x{elem}>"
+
+
+def const(name: str, values: np.ndarray, elem: str) -> str:
+    shape = "x".join(str(d) for d in values.shape)
+    return f"  {name} = tosa.const {{values = {dense(values, elem)}}} : tensor<{shape}x{elem}>"
+
+
+def inputs_for(module: ModuleOp, seed: int) -> dict[str, np.ndarray]:
+    (func,) = [op for op in module.body.block.ops if isinstance(op, FuncOp)]
+    rng = np.random.default_rng(seed)
+    inputs = {}
+    for name, arg in zip(input_names(func), func.body.blocks[0].args):
+        assert isinstance(arg.type, TensorType)
+        shape, kind = tuple(arg.type.get_shape()), kind_of(arg.type)
+        if kind is not None and kind.is_float:
+            inputs[name] = rng.standard_normal(shape).astype(np.float32)
+        else:
+            assert kind is not None
+            lo, hi = kind.int_range
+            inputs[name] = rng.integers(max(lo, -128), min(hi, 127) + 1, shape).astype(np.int64)
+    return inputs
+
+
+def op_counts(module: ModuleOp) -> Counter[str]:
+    return Counter(op.name for op in module.walk() if op.name.startswith("tosa."))
+
+
+def apply(spec: str, module: ModuleOp) -> ModuleOp:
+    """``module`` after the passes of ``spec`` (a copy; the pass manager verifies after each pass)."""
+    after = module.clone()
+    PassManager(parse_pass_pipeline(spec), stream=io.StringIO()).run(after)
+    return after
+
+
+def compare(before: ModuleOp, after: ModuleOp, *, rtol: float | None = 1e-5, l2: float | None = None,
+            seeds: int = 3) -> None:
+    """Reference results of ``after`` equal those of ``before``: bit-exact for integers (or ``rtol=None``),
+    within ``rtol`` for floats, or a relative L2 error below ``l2``; same dtypes and shapes."""
+    for seed in range(seeds):
+        inputs = inputs_for(before, seed)
+        want, got = run(before, inputs), run(after, inputs)
+        assert want.keys() == got.keys()
+        for k, w in want.items():
+            g = got[k]
+            assert (g.dtype, g.shape) == (w.dtype, w.shape), k
+            if w.dtype.kind != "f" or rtol is None and l2 is None:
+                np.testing.assert_array_equal(g, w, err_msg=k)
+            elif l2 is not None:
+                w64, g64 = w.astype(np.float64), g.astype(np.float64)
+                err = np.linalg.norm(g64 - w64) / max(np.linalg.norm(w64), 1e-30)
+                assert err < l2, f"{k}: relative L2 error {err}"
+            else:
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * float(np.abs(w).max()), err_msg=k)
+
+
+def check(spec: str, text: str, *, fires: bool = True, **tolerance: float | None) -> ModuleOp:
+    """Run ``spec`` on ``text``; the values must be kept, and the module must change iff ``fires``."""
+    before = parse_module(text)
+    after = apply(spec, before)
+    assert (str(after) != str(before)) == fires, str(after)
+    compare(before, after, **tolerance)  # type: ignore[arg-type]
+    return after
+
+
+# ----------------------------------------------------------------------------------------------
+# fc-to-conv
+
+
+def fc_text(n: int, ic: int, oc: int, elem: str, out: str, izp: int = 0, wzp: int = 0, seed: int = 0) -> str:
+    rng = np.random.default_rng(seed)
+    if elem == "i8":
+        w, b = rng.integers(-100, 100, (oc, ic)), rng.integers(-1000, 1000, (oc,))
+    else:
+        w, b = rng.standard_normal((oc, ic)).astype(np.float32), rng.standard_normal(oc).astype(np.float32)
+    return "\n".join([
+        f"func.func @main(%x: tensor<{n}x{ic}x{elem}>) -> tensor<{n}x{oc}x{out}> {{",
+        const("%w", w, elem), const("%b", b, out),
+        f"  %y = tosa.fully_connected %x, %w, %b {{input_zp = {izp} : i64, weight_zp = {wzp} : i64}} : "
+        f"(tensor<{n}x{ic}x{elem}>, tensor<{oc}x{ic}x{elem}>, tensor<{oc}x{out}>) -> tensor<{n}x{oc}x{out}>",
+        f"  func.return %y : tensor<{n}x{oc}x{out}>", "}"])
+
+
+@pytest.mark.parametrize("n,elem,out,izp,wzp", [(1, "f32", "f32", 0, 0), (3, "f32", "f32", 0, 0),
+                                               (2, "i8", "i32", 5, -3), (1, "i8", "i32", 0, 0)])
+def test_fc_to_conv(n: int, elem: str, out: str, izp: int, wzp: int) -> None:
+    after = check("fc-to-conv", fc_text(n, 12, 5, elem, out, izp, wzp))
+    ops = op_counts(after)
+    assert ops["tosa.conv2d"] == 1 and "tosa.fully_connected" not in ops, ops
+    assert f"input_zp = {izp}" in str(after) and f"weight_zp = {wzp}" in str(after)
+
+
+def matmul_text(b: int, m: int, k: int, n: int, elem: str, out: str, const_b: bool = True, zps: tuple[int, int] = (0, 0)) -> str:
+    rng = np.random.default_rng(1)
+    rhs = (rng.integers(-100, 100, (b, k, n)) if elem == "i8" else rng.standard_normal((b, k, n)).astype(np.float32))
+    a_t, b_t, o_t = f"tensor<{b}x{m}x{k}x{elem}>", f"tensor<{b}x{k}x{n}x{elem}>", f"tensor<{b}x{m}x{n}x{out}>"
+    args = f"%a: {a_t}" + ("" if const_b else f", %r: {b_t}")
+    return "\n".join([
+        f"func.func @main({args}) -> {o_t} {{",
+        *([const("%r", rhs, elem)] if const_b else []),
+        f"  %y = tosa.matmul %a, %r {{A_zp = {zps[0]} : i64, B_zp = {zps[1]} : i64}} : ({a_t}, {b_t}) -> {o_t}",
+        f"  func.return %y : {o_t}", "}"])
+
+
+@pytest.mark.parametrize("elem,out,zps", [("f32", "f32", (0, 0)), ("i8", "i32", (-7, 4))])
+def test_const_matmul_to_conv(elem: str, out: str, zps: tuple[int, int]) -> None:
+    after = check("fc-to-conv", matmul_text(1, 6, 8, 3, elem, out, zps=zps))
+    ops = op_counts(after)
+    assert ops["tosa.conv2d"] == 1 and "tosa.matmul" not in ops, ops
+
+
+@pytest.mark.parametrize("batch,const_b", [(2, True), (1, False)])
+def test_matmul_stays(batch: int, const_b: bool) -> None:
+    check("fc-to-conv", matmul_text(batch, 4, 8, 3, "f32", "f32", const_b=const_b), fires=False)
+
+
+# ----------------------------------------------------------------------------------------------
+# avgpool-to-depthwise
+
+
+def pool_text(op: str, elem: str, kernel: str, stride: str, pad: str, shape: tuple[int, ...] = (1, 8, 8, 3),
+              out_hw: tuple[int, int] | None = None, zps: str = "") -> str:
+    n, h, w, c = shape
+    k, s, p = ([int(v) for v in a.split(",")] for a in (kernel, stride, pad))
+    oh = (h + p[0] + p[1] - k[0]) // s[0] + 1 if out_hw is None else out_hw[0]
+    ow = (w + p[2] + p[3] - k[1]) // s[1] + 1 if out_hw is None else out_hw[1]
+    t_in, t_out = f"tensor<{n}x{h}x{w}x{c}x{elem}>", f"tensor<{n}x{oh}x{ow}x{c}x{elem}>"
+    return "\n".join([
+        f"func.func @main(%x: {t_in}) -> {t_out} {{",
+        f"  %y = tosa.{op} %x {{kernel = array<i64: {kernel}>, stride = array<i64: {stride}>, "
+        f"pad = array<i64: {pad}>{zps}}} : ({t_in}) -> {t_out}",
+        f"  func.return %y : {t_out}", "}"])
+
+
+AVG_ZP = ", input_zp = 0 : i64, output_zp = 0 : i64"
+
+
+@pytest.mark.parametrize("kernel,stride", [("2, 2", "2, 2"), ("3, 3", "1, 1"), ("3, 2", "1, 2")])
+def test_avgpool_to_depthwise(kernel: str, stride: str) -> None:
+    after = check("avgpool-to-depthwise", pool_text("avg_pool2d", "f32", kernel, stride, "0, 0, 0, 0", zps=AVG_ZP))
+    ops = op_counts(after)
+    assert ops["tosa.depthwise_conv2d"] == 1 and "tosa.avg_pool2d" not in ops, ops
+
+
+@pytest.mark.parametrize("elem,pad", [("f32", "1, 1, 1, 1"), ("i8", "0, 0, 0, 0")])
+def test_avgpool_stays(elem: str, pad: str) -> None:
+    check("avgpool-to-depthwise", pool_text("avg_pool2d", elem, "3, 3", "1, 1", pad, zps=AVG_ZP), fires=False)
+
+
+# ----------------------------------------------------------------------------------------------
+# scale-shift-to-depthwise
+
+
+def scale_shift_text(s_shape: tuple[int, ...], b_shape: tuple[int, ...] | None, producer: str = "",
+                     extra_use: bool = False, swap: bool = False) -> str:
+    rng = np.random.default_rng(2)
+    t = "tensor<1x4x4x6xf32>"
+    lines = [f"func.func @main(%x: {t}) -> ({t}, {t}) {{"]
+    src = "%x"
+    if producer == "conv":
+        lines += [const("%w", rng.standard_normal((6, 1, 1, 6)).astype(np.float32), "f32"),
+                  const("%cb", np.zeros(6, np.float32), "f32"),
+                  f"  %p = tosa.conv2d %x, %w, %cb {conv_attrs()} : ({t}, tensor<6x1x1x6xf32>, tensor<6xf32>) -> {t}"]
+        src = "%p"
+    elif producer == "relu":
+        lines.append(f"  %p = tosa.clamp %x {{min_val = 0.0 : f32, max_val = 6.0 : f32}} : ({t}) -> {t}")
+        src = "%p"
+    s_t = "tensor<" + "x".join(map(str, s_shape)) + "xf32>"
+    lines.append(const("%s", rng.standard_normal(s_shape).astype(np.float32), "f32"))
+    a, b = (src, "%s") if not swap else ("%s", src)
+    lines.append(f"  %m = tosa.mul {a}, {b} {{shift = 0 : i64}} : ({t if not swap else s_t}, "
+                 f"{s_t if not swap else t}) -> {t}")
+    y = "%m"
+    if b_shape is not None:
+        b_t = "tensor<" + "x".join(map(str, b_shape)) + "xf32>"
+        lines += [const("%b", rng.standard_normal(b_shape).astype(np.float32), "f32"),
+                  f"  %y = tosa.add %m, %b : ({t}, {b_t}) -> {t}"]
+        y = "%y"
+    other = src if extra_use else "%x"
+    lines += [f"  func.return {y}, {other} : {t}, {t}", "}"]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("s_shape,b_shape,producer,extra_use,swap", [
+    ((1, 1, 1, 6), (1, 1, 1, 6), "", False, False),
+    ((1, 1, 1, 6), None, "relu", False, True),
+    ((1, 1, 1, 1), (1, 1, 1, 6), "relu", True, False),
+    ((1, 1, 1, 6), (1, 1, 1, 6), "conv", True, False),  # the conv has another user: fold-bias-add cannot fold
+])
+def test_scale_shift_to_depthwise(s_shape: tuple[int, ...], b_shape: tuple[int, ...] | None, producer: str,
+                                  extra_use: bool, swap: bool) -> None:
+    after = check("scale-shift-to-depthwise", scale_shift_text(s_shape, b_shape, producer, extra_use, swap))
+    ops = op_counts(after)
+    assert ops["tosa.depthwise_conv2d"] == 1 and "tosa.mul" not in ops and "tosa.add" not in ops, ops
+
+
+@pytest.mark.parametrize("s_shape,producer", [((1, 4, 1, 6), ""), ((1, 1, 1, 6), "conv")])
+def test_scale_shift_stays(s_shape: tuple[int, ...], producer: str) -> None:
+    check("scale-shift-to-depthwise", scale_shift_text(s_shape, (1, 1, 1, 6), producer), fires=False)
