@@ -239,3 +239,80 @@ def test_scale_shift_to_depthwise(s_shape: tuple[int, ...], b_shape: tuple[int, 
 @pytest.mark.parametrize("s_shape,producer", [((1, 4, 1, 6), ""), ((1, 1, 1, 6), "conv")])
 def test_scale_shift_stays(s_shape: tuple[int, ...], producer: str) -> None:
     check("scale-shift-to-depthwise", scale_shift_text(s_shape, (1, 1, 1, 6), producer), fires=False)
+
+
+# ----------------------------------------------------------------------------------------------
+# expand-channels
+
+
+def conv_text(ic: int, oc: int, elem: str = "f32", izp: int = 0, wzp: int = 0, kernel: int = 3, stride: str = "1, 1",
+              pad: str = "1, 1, 1, 1", hw: tuple[int, int] = (6, 6), const_w: bool = True, seed: int = 3) -> str:
+    rng = np.random.default_rng(seed)
+    out = "i32" if elem == "i8" else elem
+    if elem == "i8":
+        w, b = rng.integers(-128, 128, (oc, kernel, kernel, ic)), rng.integers(-5000, 5000, (oc,))
+    else:
+        w = rng.standard_normal((oc, kernel, kernel, ic)).astype(np.float32)
+        b = rng.standard_normal(oc).astype(np.float32)
+    h, wd = hw
+    p = [int(v) for v in pad.split(",")]
+    s = [int(v) for v in stride.split(",")]
+    oh, ow = (h - 1 + p[0] + p[1] - (kernel - 1)) // s[0] + 1, (wd - 1 + p[2] + p[3] - (kernel - 1)) // s[1] + 1
+    t_in, t_w, t_b = f"tensor<1x{h}x{wd}x{ic}x{elem}>", f"tensor<{oc}x{kernel}x{kernel}x{ic}x{elem}>", f"tensor<{oc}x{out}>"
+    t_out = f"tensor<1x{oh}x{ow}x{oc}x{out}>"
+    args = f"%x: {t_in}" + ("" if const_w else f", %w: {t_w}")
+    return "\n".join([
+        f"func.func @main({args}) -> {t_out} {{",
+        *([const("%w", w, elem)] if const_w else []), const("%b", b, out),
+        f"  %y = tosa.conv2d %x, %w, %b {conv_attrs(pad, stride, izp, wzp)} : ({t_in}, {t_w}, {t_b}) -> {t_out}",
+        f"  func.return %y : {t_out}", "}"])
+
+
+def depthwise_text(c: int, m: int, elem: str = "f32", izp: int = 0, wzp: int = 0, stride: str = "1, 1",
+                   pad: str = "1, 1, 1, 1", hw: tuple[int, int] = (6, 6), kernel: int = 3) -> str:
+    rng = np.random.default_rng(4)
+    out = "i32" if elem == "i8" else elem
+    if elem == "i8":
+        w, b = rng.integers(-128, 128, (kernel, kernel, c, m)), rng.integers(-5000, 5000, (c * m,))
+    else:
+        w = rng.standard_normal((kernel, kernel, c, m)).astype(np.float32)
+        b = rng.standard_normal(c * m).astype(np.float32)
+    h, wd = hw
+    p = [int(v) for v in pad.split(",")]
+    s = [int(v) for v in stride.split(",")]
+    oh, ow = (h - 1 + p[0] + p[1] - (kernel - 1)) // s[0] + 1, (wd - 1 + p[2] + p[3] - (kernel - 1)) // s[1] + 1
+    t_in, t_w, t_b = f"tensor<1x{h}x{wd}x{c}x{elem}>", f"tensor<{kernel}x{kernel}x{c}x{m}x{elem}>", f"tensor<{c * m}x{out}>"
+    t_out = f"tensor<1x{oh}x{ow}x{c * m}x{out}>"
+    return "\n".join([
+        f"func.func @main(%x: {t_in}) -> {t_out} {{",
+        const("%w", w, elem), const("%b", b, out),
+        f"  %y = tosa.depthwise_conv2d %x, %w, %b {conv_attrs(pad, stride, izp, wzp)} : ({t_in}, {t_w}, {t_b}) -> {t_out}",
+        f"  func.return %y : {t_out}", "}"])
+
+
+@pytest.mark.parametrize("ic,oc,elem,izp,wzp,const_w", [
+    (3, 16, "f32", 0, 0, True), (16, 5, "f32", 0, 0, True), (3, 8, "f32", 0, 0, False),
+    (3, 5, "i8", 7, -2, True), (20, 16, "i8", -128, 127, True), (5, 6, "i8", 3, 0, False),
+])
+def test_expand_conv_channels(ic: int, oc: int, elem: str, izp: int, wzp: int, const_w: bool) -> None:
+    after = check("expand-channels", conv_text(ic, oc, elem, izp, wzp, const_w=const_w))
+    (conv,) = [op for op in after.walk() if op.name == "tosa.conv2d"]
+    _, _, _, ic2 = conv.operands[1].type.get_shape()  # type: ignore[attr-defined]
+    oc2 = conv.operands[1].type.get_shape()[0]  # type: ignore[attr-defined]
+    assert ic2 % 16 == 0 and oc2 % 16 == 0 and op_counts(after)["tosa.slice"] == 1
+    if ic % 16:
+        assert f"pad_const = {izp}" in str(after) or elem != "i8"
+
+
+@pytest.mark.parametrize("c,m,elem,izp,wzp", [(3, 1, "f32", 0, 0), (6, 2, "f32", 0, 0), (5, 1, "i8", -9, 4)])
+def test_expand_depthwise_channels(c: int, m: int, elem: str, izp: int, wzp: int) -> None:
+    after = check("expand-channels", depthwise_text(c, m, elem, izp, wzp))
+    (dw,) = [op for op in after.walk() if op.name == "tosa.depthwise_conv2d"]
+    assert dw.operands[0].type.get_shape()[3] == 16  # type: ignore[attr-defined]
+
+
+def test_expand_channels_option_and_aligned_noop() -> None:
+    check("expand-channels", conv_text(16, 32), fires=False)
+    check("expand-channels{alignment=8}", conv_text(8, 16), fires=False)
+    after = check("expand-channels{alignment=4}", conv_text(3, 6))
+    assert "tensor<8x3x3x4xf32>" in str(after)
