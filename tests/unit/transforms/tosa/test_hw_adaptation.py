@@ -161,11 +161,10 @@ def test_matmul_stays(batch: int, const_b: bool) -> None:
 
 
 def pool_text(op: str, elem: str, kernel: str, stride: str, pad: str, shape: tuple[int, ...] = (1, 8, 8, 3),
-              out_hw: tuple[int, int] | None = None, zps: str = "") -> str:
+              zps: str = "") -> str:
     n, h, w, c = shape
     k, s, p = ([int(v) for v in a.split(",")] for a in (kernel, stride, pad))
-    oh = (h + p[0] + p[1] - k[0]) // s[0] + 1 if out_hw is None else out_hw[0]
-    ow = (w + p[2] + p[3] - k[1]) // s[1] + 1 if out_hw is None else out_hw[1]
+    oh, ow = out_size(h, k[0], s[0], p[0] + p[1]), out_size(w, k[1], s[1], p[2] + p[3])
     t_in, t_out = f"tensor<{n}x{h}x{w}x{c}x{elem}>", f"tensor<{n}x{oh}x{ow}x{c}x{elem}>"
     return "\n".join([
         f"func.func @main(%x: {t_in}) -> {t_out} {{",
@@ -245,6 +244,13 @@ def test_scale_shift_stays(s_shape: tuple[int, ...], producer: str) -> None:
 # expand-channels
 
 
+def out_size(size: int, kernel: int, stride: int, pads: int) -> int:
+    """TOSA's output size; the test's geometry must divide exactly (an ERROR_IF otherwise)."""
+    span = size - 1 + pads - (kernel - 1)
+    assert span % stride == 0, (size, kernel, stride, pads)
+    return span // stride + 1
+
+
 def conv_text(ic: int, oc: int, elem: str = "f32", izp: int = 0, wzp: int = 0, kernel: int = 3, stride: str = "1, 1",
               pad: str = "1, 1, 1, 1", hw: tuple[int, int] = (6, 6), const_w: bool = True, seed: int = 3) -> str:
     rng = np.random.default_rng(seed)
@@ -257,7 +263,7 @@ def conv_text(ic: int, oc: int, elem: str = "f32", izp: int = 0, wzp: int = 0, k
     h, wd = hw
     p = [int(v) for v in pad.split(",")]
     s = [int(v) for v in stride.split(",")]
-    oh, ow = (h - 1 + p[0] + p[1] - (kernel - 1)) // s[0] + 1, (wd - 1 + p[2] + p[3] - (kernel - 1)) // s[1] + 1
+    oh, ow = out_size(h, kernel, s[0], p[0] + p[1]), out_size(wd, kernel, s[1], p[2] + p[3])
     t_in, t_w, t_b = f"tensor<1x{h}x{wd}x{ic}x{elem}>", f"tensor<{oc}x{kernel}x{kernel}x{ic}x{elem}>", f"tensor<{oc}x{out}>"
     t_out = f"tensor<1x{oh}x{ow}x{oc}x{out}>"
     args = f"%x: {t_in}" + ("" if const_w else f", %w: {t_w}")
@@ -280,7 +286,7 @@ def depthwise_text(c: int, m: int, elem: str = "f32", izp: int = 0, wzp: int = 0
     h, wd = hw
     p = [int(v) for v in pad.split(",")]
     s = [int(v) for v in stride.split(",")]
-    oh, ow = (h - 1 + p[0] + p[1] - (kernel - 1)) // s[0] + 1, (wd - 1 + p[2] + p[3] - (kernel - 1)) // s[1] + 1
+    oh, ow = out_size(h, kernel, s[0], p[0] + p[1]), out_size(wd, kernel, s[1], p[2] + p[3])
     t_in, t_w, t_b = f"tensor<1x{h}x{wd}x{c}x{elem}>", f"tensor<{kernel}x{kernel}x{c}x{m}x{elem}>", f"tensor<{c * m}x{out}>"
     t_out = f"tensor<1x{oh}x{ow}x{c * m}x{out}>"
     return "\n".join([
@@ -316,3 +322,35 @@ def test_expand_channels_option_and_aligned_noop() -> None:
     check("expand-channels{alignment=8}", conv_text(8, 16), fires=False)
     after = check("expand-channels{alignment=4}", conv_text(3, 6))
     assert "tensor<8x3x3x4xf32>" in str(after)
+
+
+# ----------------------------------------------------------------------------------------------
+# split-asymmetric-strides
+
+
+def strides_after(module: ModuleOp) -> list[tuple[int, ...]]:
+    return [tuple(op.stride.get_values()) for op in module.walk() if hasattr(op, "stride")]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("text", [
+    conv_text(4, 8, stride="2, 1", pad="1, 1, 1, 1", hw=(9, 6)),
+    conv_text(4, 8, stride="1, 3", pad="1, 1, 1, 1", hw=(6, 7)),
+    conv_text(4, 8, "i8", 5, -1, stride="2, 3", pad="0, 1, 1, 1", hw=(8, 10)),
+    conv_text(3, 4, stride="4, 2", pad="0, 0, 0, 0", hw=(11, 9)),
+    depthwise_text(6, 2, stride="1, 2", hw=(6, 7)),
+    depthwise_text(5, 1, "i8", 3, 2, stride="3, 1", hw=(7, 5)),
+    pool_text("max_pool2d", "f32", "2, 2", "2, 1", "0, 0, 0, 1", shape=(2, 8, 7, 3)),
+    pool_text("max_pool2d", "i8", "3, 3", "1, 2", "1, 1, 1, 1", shape=(1, 5, 9, 4)),
+    pool_text("avg_pool2d", "f32", "3, 3", "2, 1", "1, 1, 1, 1", shape=(1, 9, 6, 3), zps=AVG_ZP),
+    pool_text("avg_pool2d", "i8", "3, 2", "1, 2", "1, 1, 0, 0", shape=(1, 6, 8, 3), zps=", input_zp = 4 : i64, output_zp = -3 : i64"),
+])
+def test_split_asymmetric_strides(text: str) -> None:
+    before = strides_after(parse_module(text))
+    assert all(sy != sx for sy, sx in before)
+    after = check("split-asymmetric-strides", text, rtol=None)  # exact, floats too
+    assert all(sy == sx for sy, sx in strides_after(after)), strides_after(after)
+    assert op_counts(after)["tosa.slice"] >= 1
+
+
+def test_symmetric_strides_stay() -> None:
+    check("split-asymmetric-strides", conv_text(4, 8, stride="2, 2", pad="1, 1, 1, 1", hw=(9, 9)), fires=False)
