@@ -354,3 +354,57 @@ def test_split_asymmetric_strides(text: str) -> None:
 
 def test_symmetric_strides_stay() -> None:
     check("split-asymmetric-strides", conv_text(4, 8, stride="2, 2", pad="1, 1, 1, 1", hw=(9, 9)), fires=False)
+
+
+# ----------------------------------------------------------------------------------------------
+# convert-precision-to-fp16
+
+
+def small_cnn_text(c: int = 8, hw: int = 8, seed: int = 5) -> str:
+    """conv 3x3 → relu (clamp) → conv 1x1 → add (residual with the first conv) → max_pool → depthwise →
+    avg_pool → reduce_sum: NCE chains with and without a float32 op between them."""
+    rng = np.random.default_rng(seed)
+    t = f"tensor<1x{hw}x{hw}x{c}xf32>"
+    h2 = hw // 2
+    t2, t3 = f"tensor<1x{h2}x{h2}x{c}xf32>", "tensor<1x1x1x" + f"{c}xf32>"
+    w = {k: (rng.standard_normal(s) * 0.3).astype(np.float32) for k, s in
+         {"w1": (c, 3, 3, c), "w2": (c, 1, 1, c), "wd": (3, 3, c, 1), "b": (c,)}.items()}
+    return "\n".join([
+        f"func.func @main(%x: {t}) -> ({t3}, {t}) {{",
+        *(const(f"%{k}", v, "f32") for k, v in w.items()),
+        f"  %c1 = tosa.conv2d %x, %w1, %b {conv_attrs('1, 1, 1, 1')} : ({t}, tensor<{c}x3x3x{c}xf32>, tensor<{c}xf32>) -> {t}",
+        f"  %r = tosa.clamp %c1 {{min_val = 0.0 : f32, max_val = 6.0 : f32}} : ({t}) -> {t}",
+        f"  %c2 = tosa.conv2d %r, %w2, %b {conv_attrs()} : ({t}, tensor<{c}x1x1x{c}xf32>, tensor<{c}xf32>) -> {t}",
+        f"  %a = tosa.add %c2, %c1 : ({t}, {t}) -> {t}",
+        f"  %p = tosa.max_pool2d %a {{kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>}} : ({t}) -> {t2}",
+        f"  %d = tosa.depthwise_conv2d %p, %wd, %b {conv_attrs('1, 1, 1, 1')} : ({t2}, tensor<3x3x{c}x1xf32>, tensor<{c}xf32>) -> {t2}",
+        f"  %m = tosa.mul %d, %d {{shift = 0 : i64}} : ({t2}, {t2}) -> {t2}",
+        f"  %g = tosa.avg_pool2d %m {{kernel = array<i64: {h2}, {h2}>, stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, "
+        f"input_zp = 0 : i64, output_zp = 0 : i64}} : ({t2}) -> {t3}",
+        f"  func.return %g, %a : {t3}, {t}", "}"])
+
+
+def test_convert_precision_to_fp16() -> None:
+    after = check("convert-precision-to-fp16", small_cnn_text(), rtol=None, l2=1e-2)
+    text = str(after)
+    for name in ("tosa.conv2d", "tosa.depthwise_conv2d"):
+        convs = [op for op in after.walk() if op.name == name]
+        assert convs and all(str(op.operands[0].type).endswith("xf16>") and str(op.operands[1].type).endswith("xf16>")
+                             and str(op.results[0].type).endswith("xf32>") for op in convs), name
+    for name in ("tosa.max_pool2d", "tosa.avg_pool2d", "tosa.add", "tosa.mul"):
+        (op,) = [op for op in after.walk() if op.name == name]
+        assert str(op.results[0].type).endswith("xf16>"), name
+    # no round trip f16 -> f32 -> f16: every f32 -> f16 conversion reads a value that is not a conversion
+    casts = [op for op in after.walk() if op.name == "tosa.custom"]
+    for cast in casts:
+        src = cast.operands[0].owner
+        assert not (getattr(src, "name", "") == "tosa.custom"), text
+    # conversions: x, relu, conv c1 (shared by add) and conv c2 to f16, conv d to f16; a and g back to f32
+    assert len(casts) == 7, text
+    (func,) = [op for op in after.walk() if isinstance(op, FuncOp)]
+    assert str(func.function_type) == str(next(iter(parse_module(small_cnn_text()).walk())).body.block.ops.first.function_type)
+
+
+def test_fp16_leaves_integer_and_broadcast_ops() -> None:
+    check("convert-precision-to-fp16", conv_text(4, 8, "i8", 3, 1), fires=False)
+    check("convert-precision-to-fp16", scale_shift_text((1, 1, 1, 6), (1, 1, 1, 6)), fires=False)
