@@ -408,3 +408,53 @@ def test_convert_precision_to_fp16() -> None:
 def test_fp16_leaves_integer_and_broadcast_ops() -> None:
     check("convert-precision-to-fp16", conv_text(4, 8, "i8", 3, 1), fires=False)
     check("convert-precision-to-fp16", scale_shift_text((1, 1, 1, 6), (1, 1, 1, 6)), fires=False)
+
+
+# ----------------------------------------------------------------------------------------------
+# fuse-low-precision
+
+
+def rescale(dst: str, src: str, t_in: str, t_out: str, izp: int, ozp: int, mult: list[int], shift: list[int],
+            scale32: bool = True, double_round: bool = True) -> str:
+    per_channel = "true" if len(mult) > 1 else "false"
+    return (f"  {dst} = tosa.rescale {src} {{input_zp = {izp} : i64, output_zp = {ozp} : i64, "
+            f"multiplier = array<i64: {', '.join(map(str, mult))}>, shift = array<i64: {', '.join(map(str, shift))}>, "
+            f"scale32 = {str(scale32).lower()}, double_round = {str(double_round).lower()}, "
+            f"per_channel = {per_channel}}} : ({t_in}) -> {t_out}")
+
+
+def rescale_chain_text(first: tuple[str, int, int, list[int], list[int], bool], second_mult: list[int],
+                       second_shift: list[int], src: str = "i8") -> str:
+    mid, izp1, ozp1, m1, s1, scale32 = first
+    t_x, t_mid, t_out = f"tensor<1x3x5x4x{src}>", f"tensor<1x3x5x4x{mid}>", "tensor<1x3x5x4xi8>"
+    return "\n".join([
+        f"func.func @main(%x: {t_x}) -> {t_out} {{",
+        rescale("%w", "%x", t_x, t_mid, izp1, ozp1, m1, s1, scale32=scale32, double_round=scale32),
+        rescale("%y", "%w", t_mid, t_out, 0, -3, second_mult, second_shift, double_round=True),
+        f"  func.return %y : {t_out}", "}"])
+
+
+@pytest.mark.parametrize("first,mult,shift", [
+    (("i32", 5, 0, [1 << 30], [30], True), [1518500250], [33]),
+    (("i32", -128, 0, [1 << 20], [20], True), [1073741824, 1518500250, 2000000000, 12345], [31, 33, 35, 20]),
+    (("i16", 3, 0, [4], [2], False), [1518500250], [36]),  # a 16-bit scale: multiplier 4 = 1 << 2
+    (("i32", 0, 0, [1 << 30] * 4, [30] * 4, True), [1518500250], [38]),  # per-channel identity
+])
+def test_fuse_low_precision_folds_widening(first: tuple[str, int, int, list[int], list[int], bool],
+                                           mult: list[int], shift: list[int]) -> None:
+    after = check("fuse-low-precision,dce", rescale_chain_text(first, mult, shift))
+    assert op_counts(after)["tosa.rescale"] == 1, str(after)
+
+
+@pytest.mark.parametrize("first,src", [
+    (("i32", 5, 0, [3 << 29], [30], True), "i8"),  # scale 1.5: double rounding, not folded
+    (("i8", 0, 0, [1 << 30], [30], True), "i16"),  # int16 -> int8 clips
+])
+def test_fuse_low_precision_keeps_inexact_chains(first: tuple[str, int, int, list[int], list[int], bool], src: str) -> None:
+    check("fuse-low-precision", rescale_chain_text(first, [1518500250], [33], src=src), fires=False)
+
+
+def test_fuse_low_precision_keeps_a_failing_require() -> None:
+    """Scale 1 with shift 2: apply_scale_32 REQUIREs -1 <= value < 1, which most int8 values fail at run time."""
+    text = rescale_chain_text(("i32", 0, 0, [4], [2], True), [1518500250], [33])
+    assert str(apply("fuse-low-precision", parse_module(text))) == str(parse_module(text))
