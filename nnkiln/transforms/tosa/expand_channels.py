@@ -147,5 +147,6 @@ class ExpandChannels(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.alignment < 1:
             raise ValueError(f"expand-channels: alignment must be >= 1, not {self.alignment}")
-        patterns = GreedyRewritePatternApplier([ExpandConv2D(self.alignment), ExpandDepthwise(self.alignment)])
+        patterns = GreedyRewritePatternApplier([ExpandConv2D(self.alignment), ExpandDepthwise(self.alignment)],
+                                               dce_enabled=False)
         PatternRewriteWalker(patterns, apply_recursively=False).rewrite_module(op)

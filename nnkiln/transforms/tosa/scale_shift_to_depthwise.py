@@ -134,6 +134,5 @@ class ScaleShiftToDepthwise(ModulePass):
     name = "scale-shift-to-depthwise"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        walker = PatternRewriteWalker(GreedyRewritePatternApplier([MulAsDepthwise(), MulAddAsDepthwise()]),
-                                      apply_recursively=False)
-        walker.rewrite_module(op)
+        patterns = GreedyRewritePatternApplier([MulAsDepthwise(), MulAddAsDepthwise()], dce_enabled=False)
+        PatternRewriteWalker(patterns, apply_recursively=False).rewrite_module(op)

@@ -1,7 +1,11 @@
 """``split-asymmetric-strides``: CONV2D / DEPTHWISE_CONV2D / AVG_POOL2D / MAX_POOL2D with stride (sy, sx), sy ≠ sx →
 the same op with the symmetric stride (g, g), g = gcd(sy, sx), followed by an exact subsampling of the output.
 
-What: with ``fy = sy / g`` and ``fx = sx / g`` (one of them is 1), output row ``oy`` of the original op is row
+What: an op with a single output row (OH = 1) takes ``sx`` as its stride along H too, and one with a single output
+column takes ``sy`` along W: the stride of a one-output axis is never used, and the shape rule still holds (its
+numerator ``IH - 1 + pads - (KH - 1)·dilation`` is 0). That is every 1-D convolution and pooling, which the ONNX
+importer gives as a CONV2D / MAX_POOL2D on [N,1,W,C] with stride (1, s), so for them the rewrite is free.
+Otherwise, with ``fy = sy / g`` and ``fx = sx / g`` (one of them is 1), output row ``oy`` of the original op is row
 ``oy · fy`` of the op run with stride g (the window of output ``p`` at stride g starts at input row
 ``p·g - pad_top``; at ``p = oy·fy`` that is ``oy·sy - pad_top``, the original window, for any kernel, dilation,
 padding and pool divisor), and likewise for columns. TOSA 0.30's SLICE has no step, so the subsampling of an
@@ -68,6 +72,13 @@ def subsample(v: SSAValue, axis: int, factor: int, count: int, new: list[Operati
     return back.output
 
 
+def _with_stride(op: Operation, stride: int, result_type: TensorType) -> Operation:
+    """``op`` with stride (stride, stride) and ``result_type``."""
+    props = {**op.properties, "stride": to_attr((stride, stride))}
+    return type(op).create(operands=list(op.operands), result_types=[result_type], properties=props,
+                           attributes=dict(op.attributes))
+
+
 class SymmetricStride(RewritePattern):
     """A windowed NCE op with stride (sy, sx), sy ≠ sx → the op with stride (g, g) and a subsampled output."""
 
@@ -77,15 +88,16 @@ class SymmetricStride(RewritePattern):
         sy, sx = op.stride.get_values()  # type: ignore[attr-defined]
         if sy == sx or not is_plain(op.results[0], *_PADDABLE):
             return
-        g = math.gcd(sy, sx)
         n, oh, ow, c = shape(op.results[0])
+        if oh == 1 or ow == 1:  # the stride of a one-output axis is never used: take the other one
+            s = sx if oh == 1 else sy
+            rewriter.replace(op, [_with_stride(op, s, ttype(op.results[0]))])
+            return
+        g = math.gcd(sy, sx)
         fy, fx = sy // g, sx // g
         wide = TensorType(ttype(op.results[0]).element_type, (n, (oh - 1) * fy + 1, (ow - 1) * fx + 1, c))
-        props = {**op.properties, "stride": to_attr((g, g))}
-        sym = type(op).create(operands=list(op.operands), result_types=[wide], properties=props,
-                              attributes=dict(op.attributes))
-        new: list[Operation] = [sym]
-        rows = subsample(sym.results[0], 1, fy, oh, new)
+        new: list[Operation] = [_with_stride(op, g, wide)]
+        rows = subsample(new[0].results[0], 1, fy, oh, new)
         cols = subsample(rows, 2, fx, ow, new)
         rewriter.replace(op, new, [cols])
 
