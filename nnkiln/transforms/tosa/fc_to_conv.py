@@ -2,7 +2,7 @@
 
 What:
 - ``FULLY_CONNECTED(x [N,IC], w [OC,IC], b [OC])`` → ``RESHAPE(CONV2D(RESHAPE(x, [1,N,1,IC]),
-  RESHAPE(w, [OC,1,1,IC]), b), [N,OC])`` with stride 1, no padding, the same zero points and element types
+  w' [OC,1,1,IC], b), [N,OC])`` (``w'`` a new constant when ``w`` is one, else a RESHAPE) with stride 1, no padding, the same zero points and element types
   (float32/fp16/bf16 and int8x8 → int32, int8x4, int16x8 → int48: FULLY_CONNECTED and CONV2D share the
   conv-family type table, spec §2.3.3/§2.3.7).
 - ``MATMUL(a [1,M,K], B [1,K,N])`` with ``B`` a ``tosa.const`` → ``RESHAPE(CONV2D(RESHAPE(a, [1,M,1,K]),
@@ -63,7 +63,8 @@ class FullyConnectedToConv(RewritePattern):
         n, ic = shape(fc.input)
         oc = shape(fc.weight)[0]
         x = reshape(fc.input, (1, n, 1, ic))
-        w = reshape(fc.weight, (oc, 1, 1, ic))
+        w_arr = const_array(fc.weight)
+        w = reshape(fc.weight, (oc, 1, 1, ic)) if w_arr is None else const(w_arr.reshape(oc, 1, 1, ic), elem(fc.weight))
         conv = Conv2DOp.make([x.output, w.output, fc.bias], elem(fc.output), input_zp=fc.input_zp.value.data,
                              weight_zp=fc.weight_zp.value.data, **_UNIT)
         out = reshape(conv.output, (n, oc))
