@@ -29,6 +29,14 @@ def registry() -> dict[str, Callable[[], type[ModulePass]]]:
         "propagate-transposes": lazy("transforms.tosa.propagate_transposes", "PropagateTransposes"),
         "fold-bias-add": lazy("transforms.tosa.fold_bias_add", "FoldBiasAdd"),
         "split-batch": lazy("transforms.tosa.split_batch", "SplitBatch"),
+        # level 3: tosa, HW adaptation for the NPU's NCE (architecture §6.1)
+        "fc-to-conv": lazy("transforms.tosa.fc_to_conv", "FcToConv"),
+        "avgpool-to-depthwise": lazy("transforms.tosa.avgpool_to_depthwise", "AvgpoolToDepthwise"),
+        "scale-shift-to-depthwise": lazy("transforms.tosa.scale_shift_to_depthwise", "ScaleShiftToDepthwise"),
+        "expand-channels": lazy("transforms.tosa.expand_channels", "ExpandChannels"),
+        "split-asymmetric-strides": lazy("transforms.tosa.split_asymmetric_strides", "SplitAsymmetricStrides"),
+        "convert-precision-to-fp16": lazy("transforms.tosa.convert_precision_to_fp16", "ConvertPrecisionToFp16"),
+        "fuse-low-precision": lazy("transforms.tosa.fuse_low_precision", "FuseLowPrecision"),
         # level 3 -> 2 -> 1 conversions
         "tosa-to-buf": lazy("conversion.tosa_to_buf", "TosaToBuf"),
         "wrap-into-async-regions": lazy("conversion.buf_to_async", "WrapIntoAsyncRegions"),
