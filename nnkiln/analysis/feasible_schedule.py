@@ -32,6 +32,7 @@ Without ``capacity`` (``memory=False``) the same scheduler plans executor time o
 from __future__ import annotations
 
 import heapq
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -176,10 +177,19 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
     running: list[tuple[int, int]] = []
     order: list[int] = []
     now = 0
-    ready: list[int] = []
+
+    runnable: dict[tuple[str, int | None], list[tuple[int, int]]] = defaultdict(list)  # (pool, pin) -> heap
+    blocked: dict[int, list[int]] = defaultdict(list)  # group -> its ready tasks waiting for its admission
+
+    def release(i: int) -> None:
+        heapq.heappush(runnable[(jobs[i].pool, jobs[i].pin)], (-prio[i], i))
 
     def became_ready(i: int) -> None:
-        ready.append(i)
+        g = group_of[i]
+        if g == -1 or g in admitted:
+            release(i)
+        else:
+            blocked[g].append(i)
         for g in load_of.get(i, ()):
             pending_loads[g] -= 1
             if pending_loads[g] == 0 and g not in admitted:
@@ -209,6 +219,8 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
                 # a range now taken whole is covered by this buffer's writer's new dependencies (transitively)
                 freed[buf.memory] = [e for e in freed[buf.memory] if not (off <= e[0] and e[1] <= hi_b)]
         admitted.add(g)
+        for i in blocked.pop(g, ()):
+            release(i)
         nonlocal in_flight
         in_flight += 1
         return True
@@ -227,25 +239,18 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
                 if admit(g):
                     candidates.discard(g)
             changed = False
-        ready.sort(key=lambda i: (-prio[i], i))
-        started: list[int] = []
-        for i in ready:
-            g = group_of[i]
-            if g != -1 and g not in admitted:
-                continue
-            job = jobs[i]
-            insts = busy[job.pool]
-            k = next((k for k in ((job.pin,) if job.pin is not None else range(len(insts))) if not insts[k]), None)
-            if k is None:
-                continue
-            insts[k] = True
-            instance[i], start[i], end[i] = k, now, now + job.cycles
-            heapq.heappush(running, (end[i], i))
-            started.append(i)
-            order.append(i)
-        if started:
-            gone = set(started)
-            ready[:] = [i for i in ready if i not in gone]
+        for pool, insts in busy.items():
+            for k, taken in enumerate(insts):
+                if taken:
+                    continue
+                heaps = [h for h in (runnable.get((pool, k)), runnable.get((pool, None))) if h]
+                if not heaps:
+                    continue
+                i = heapq.heappop(min(heaps, key=lambda h: h[0]))[1]
+                insts[k] = True
+                instance[i], start[i], end[i] = k, now, now + jobs[i].cycles
+                heapq.heappush(running, (end[i], i))
+                order.append(i)
         if not running:
             need = min((sum(bufs[b].size for b in group_bufs[g]) for g in candidates), default=0)
             raise ScheduleError(f"{n - len(order)} tasks cannot start: the smallest waiting group of scratchpad "

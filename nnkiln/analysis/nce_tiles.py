@@ -19,12 +19,14 @@ operands, each a box of the op's operand:
   ``[KH, KW, c0:c1, M]`` and bias ``[c0·M, c1·M)``; elementwise: the same rows of both inputs, all channels;
 - a post-op's extra operand: its box broadcast the way the output is tiled (a dimension of extent 1 stays whole).
 
-Choosing the tiles (``plan``): among channel splits (chunks of a multiple of 16 channels where the op has more)
-and row splits, the ones whose operands fit ``budget`` bytes (each buffer rounded up to the CMX's alignment) are
-estimated with the cost model's rates: ``max(DMA cycles / DMA engines, NCE cycles / min(tiles, clusters))``;
-the cheapest wins (ties: fewer tiles). ``budget`` is half the CMX first (so the next tile's data can arrive while
-one computes) and the whole CMX when nothing fits in half. When not even one output row of 1 channel fits, the op
-cannot run on this device: ``TileError`` names the sizes.
+Choosing the tiles (``plan``): in stages, the first that fits wins. A stage is a budget (half the CMX, so the next
+tile's data can arrive while one computes; then the whole CMX) and a set of channel splits: CONV2D splits output
+channels in chunks of 16 (the DPU alignment: contiguous weights, stores in runs of whole chunks), then finer only
+when nothing else fits; DEPTHWISE and the pools split rows first (a channel range of their input is a strided box
+of short runs) and channels only when rows alone do not fit. Within a stage, the splits whose operands fit the budget
+(each buffer rounded up to the CMX's alignment) are estimated with the cost model's rates: ``max(DMA cycles / DMA
+engines, NCE cycles / min(tiles, clusters))``; the cheapest wins (ties: fewer tiles). When not even one output row
+of the narrowest channel range fits, the op cannot run on this device: ``TileError`` names the sizes.
 """
 
 from __future__ import annotations
@@ -248,18 +250,22 @@ def plan(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs: Seque
          alignment: int, rates: Rates, first_cluster: int = 0, rules: NceRules = NCE_RULES) -> list[Tile]:
     """The tiles of one NCE op (module docstring), spread round-robin over the clusters from ``first_cluster``."""
     n, oh, _, oc = outs[0][0]
-    quantum = rules.channel_alignment if oc > rules.channel_alignment else 1
     mult = ins[1][0][3] if kernel == "tosa.depthwise_conv2d" else 1
-    quantum = _aligned(quantum, mult)
-    if splits_channels(kernel):
-        chunk_counts = sorted({-(-oc // c) for c in range(quantum, _aligned(oc, quantum) + 1, quantum)}
-                              | ({-(-oc // mult)} if quantum > mult else set()))
-    else:
-        chunk_counts = [1]
-    for budget in (capacity // 2, capacity):
+    quantum = _aligned(rules.channel_alignment if oc > rules.channel_alignment else 1, mult)
+    whole = [1]
+    aligned = sorted({-(-oc // c) for c in range(quantum, _aligned(oc, quantum) + 1, quantum)})
+    finer = sorted({-(-oc // c) for c in range(mult, quantum, mult)} - set(aligned))
+    if not splits_channels(kernel):
+        stages = [(capacity // 2, whole, 1), (capacity, whole, 1)]
+    elif kernel == "tosa.conv2d":  # output channels split the weights (contiguous) and the stores (runs of chunks)
+        stages = [(capacity // 2, aligned, quantum), (capacity, aligned, quantum), (capacity, finer, mult)]
+    else:  # a channel range of a depthwise / pool input is a strided box: rows first
+        stages = [(capacity // 2, whole, 1), (capacity, whole, 1), (capacity // 2, aligned, quantum),
+                  (capacity, aligned, quantum), (capacity, finer, mult)]
+    for budget, chunk_counts, step in stages:
         best: tuple[float, int, list[Tile]] | None = None
         for parts in chunk_counts:
-            chans = _ranges(oc, parts, quantum if parts * quantum <= oc else mult)
+            chans = _ranges(oc, parts, step)
             lo_rows, hi_rows = 1, oh  # the most rows per tile that fit: binary search on the first channel range
             probe = Tile(0, 0, 1, chans[0][0], chans[0][1])
             if tile_bytes(kernel, attrs, ins, outs, probe, alignment) > budget:
@@ -282,8 +288,8 @@ def plan(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs: Seque
         if best is not None:
             return [Tile(t.n, t.y0, t.y1, t.c0, t.c1, (first_cluster + i) % rates.clusters)
                     for i, t in enumerate(best[2])]
-    smallest = Tile(0, 0, 1, 0, min(oc, quantum))
-    raise TileError(f"its smallest tile (1 output row, {min(oc, quantum)} channel(s)) needs "
+    smallest = Tile(0, 0, 1, 0, min(oc, mult) if splits_channels(kernel) else oc)
+    raise TileError(f"its smallest tile (1 output row, {smallest.c1} channel(s)) needs "
                     f"{tile_bytes(kernel, attrs, ins, outs, smallest, alignment)} bytes of CMX but a cluster has "
                     f"{capacity}")
 

@@ -265,9 +265,16 @@ class TaskTable:
                 items.append((op.kernel.data, ins, outs, attrs, post_ops_of(op.post_ops), op, op.perms()))
             elif isinstance(op, CopyOp):
                 box = op.box()
-                attrs = {f"{box[0]}_offsets": list(box[1])} if box else {}
-                if op.src_perm is not None:
-                    attrs["src_perm"] = [int(p) for p in op.src_perm.get_values()]
+                attrs: dict[str, Any] = {}
+                if box:  # the box: its offsets and extent in the larger buffer's dimensions
+                    small = [int(d) for d in (op.outs[0] if box[0] == "src" else op.ins[0]).type.get_shape()]
+                    extent = list(small)
+                    if op.src_perm is not None:
+                        perm = [int(p) for p in op.src_perm.get_values()]
+                        for d, p in enumerate(perm):
+                            extent[p] = small[d]
+                        attrs["src_perm"] = perm
+                    attrs.update({f"{box[0]}_offsets": list(box[1]), "shape": extent})
                 if op.spill is not None:
                     attrs["spill"] = True
                 items.append(("buf.copy", [self.value(v, op) for v in op.ins], [self.value(v, op) for v in op.outs],

@@ -101,7 +101,10 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
 
 def _npu_default(target: Target, queues: int) -> list[ModulePass]:
     """The npu targets' ``default`` pipeline, the hardware mode (docs/npu-target.md): the HW-agnostic level-3
-    clean-ups, bufferization, post-op fusion, NCE tiles in CMX with their DMAs, every executor kind scheduled
+    clean-ups, the §6.1 adaptations that let more ops run on the NCE (``expand-channels`` and
+    ``convert-precision-to-fp16`` are not listed: the cost model has no DPU alignment penalty for the first to pay
+    back, and the runtime's fp16 kernels are the reference ones: both are in the registry for textual pipelines),
+    bufferization, post-op fusion, NCE tiles in CMX with their DMAs, every executor kind scheduled
     together, the feasible CMX scheduler, DDR allocation, barriers under the device's limit. Control-flow regions
     are compiled by ``reference`` (SHAVE kernels)."""
     from nnkiln.conversion.async_to_rt import AsyncToRt
@@ -115,10 +118,15 @@ def _npu_default(target: Target, queues: int) -> list[ModulePass]:
     from nnkiln.transforms.generic.canonicalize import Canonicalize
     from nnkiln.transforms.generic.dce import Dce
     from nnkiln.transforms.rt.assign_physical_barriers import AssignPhysicalBarriers
+    from nnkiln.transforms.tosa.avgpool_to_depthwise import AvgpoolToDepthwise
     from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs
+    from nnkiln.transforms.tosa.fc_to_conv import FcToConv
     from nnkiln.transforms.tosa.fold_bias_add import FoldBiasAdd
     from nnkiln.transforms.tosa.fold_constants import FoldConstants
+    from nnkiln.transforms.tosa.fuse_low_precision import FuseLowPrecision
     from nnkiln.transforms.tosa.propagate_transposes import PropagateTransposes
+    from nnkiln.transforms.tosa.scale_shift_to_depthwise import ScaleShiftToDepthwise
+    from nnkiln.transforms.tosa.split_asymmetric_strides import SplitAsymmetricStrides
 
     return [
         Canonicalize(),
@@ -126,6 +134,12 @@ def _npu_default(target: Target, queues: int) -> list[ModulePass]:
         PropagateTransposes(),
         CancelTransposePairs(),
         FoldBiasAdd(),
+        FcToConv(),
+        AvgpoolToDepthwise(),
+        ScaleShiftToDepthwise(),
+        SplitAsymmetricStrides(),
+        FuseLowPrecision(),
+        Canonicalize(),
         Dce(),
         TosaToBuf(target=target.name, region_pipeline="reference", region_passes=region_passes),
         FusePostOps(),

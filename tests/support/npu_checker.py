@@ -65,6 +65,7 @@ tasks, their cycles and their data, not on queue assignment, order or barriers.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -73,7 +74,6 @@ from typing import Any
 EXEMPT_MEMORIES = ("input", "output", "constant")
 MAX_RUNS = 4096  # a box with more contiguous runs than this is widened to its bounding range
 Key = tuple[str, int]  # (memory name, io index)
-Segment = tuple[int, int, int | None, list[int]]  # (lo, hi, intended writer, every other writer)
 
 
 @dataclass(frozen=True)
@@ -246,50 +246,6 @@ class HappensBefore:
         return bool(self.anc[b] >> a & 1)
 
 
-def overlapping_pairs(acc: list[Access]) -> list[tuple[int, int]]:
-    """Positions ``(i, j)`` in ``acc`` of accesses by different tasks to overlapping bytes of one memory (a sweep
-    over the accesses sorted by start offset: the cost is the number of overlapping pairs, not its square)."""
-    by_key: dict[Key, list[int]] = defaultdict(list)
-    for i, a in enumerate(acc):
-        by_key[a.key].append(i)
-    out: list[tuple[int, int]] = []
-    for items in by_key.values():
-        items.sort(key=lambda i: acc[i].lo)
-        for x, i in enumerate(items):
-            a = acc[i]
-            for y in range(x + 1, len(items)):
-                b = acc[items[y]]
-                if b.lo >= a.hi:
-                    break
-                if a.task != b.task and b.hi > b.lo:
-                    out.append((i, items[y]))
-    return out
-
-
-def _intended_writers(acc: list[Access], pairs: list[tuple[int, int]]) -> dict[int, list[Segment]]:
-    """For each read access (by its position in ``acc``): segments ``(lo, hi, intended writer, all writers)`` of
-    its bytes, where the intended writer is the last writer before the reader in blob order (None: none) and all
-    writers are every other task that writes that segment. ``pairs``: ``overlapping_pairs(acc)``."""
-    writes_over: dict[int, list[Access]] = {i: [] for i, a in enumerate(acc) if not a.write}
-    for i, j in pairs:
-        a, b = acc[i], acc[j]
-        if not a.write and b.write:
-            writes_over[i].append(b)
-        if a.write and not b.write:
-            writes_over[j].append(a)
-    out: dict[int, list[Segment]] = {}
-    for pos, over in writes_over.items():
-        r = acc[pos]
-        cuts = sorted({r.lo, r.hi, *(max(r.lo, w.lo) for w in over), *(min(r.hi, w.hi) for w in over)})
-        segs = []
-        for lo, hi in zip(cuts, cuts[1:]):
-            ws = sorted({w.task for w in over if w.lo < hi and lo < w.hi})
-            before = [w for w in ws if w < r.task]
-            segs.append((lo, hi, before[-1] if before else None, ws))
-        out[pos] = segs
-    return out
-
-
 def _check_device(d: dict[str, Any]) -> list[str]:
     bad: list[str] = []
     meta, tasks, barriers = d["metadata"], d["tasks"], d["barriers"]
@@ -326,38 +282,105 @@ def _check_device(d: dict[str, Any]) -> list[str]:
     return bad
 
 
-def _check_hazards(d: dict[str, Any], acc: list[Access], hb: HappensBefore) -> list[str]:
+class _Segments:
+    """One memory's bytes as sorted disjoint segments ``[lo, hi)`` with the last task that wrote them (None: the
+    initial value) and the tasks that read them since."""
+
+    def __init__(self) -> None:
+        self.los: list[int] = []
+        self.segs: list[list[Any]] = []  # [lo, hi, writer, readers]
+
+    def cover(self, lo: int, hi: int) -> list[list[Any]]:
+        """The segments exactly covering ``[lo, hi)`` (split at its ends; gaps filled with fresh segments)."""
+        self._split(lo)
+        self._split(hi)
+        i = bisect.bisect_left(self.los, lo)
+        out, cursor = [], lo
+        while cursor < hi:
+            if i < len(self.segs) and self.segs[i][0] == cursor:
+                out.append(self.segs[i])
+                cursor = self.segs[i][1]
+                i += 1
+            else:
+                end = self.segs[i][0] if i < len(self.segs) and self.segs[i][0] < hi else hi
+                seg = [cursor, end, None, set()]
+                self.segs.insert(i, seg)
+                self.los.insert(i, cursor)
+                out.append(seg)
+                cursor = end
+                i += 1
+        return out
+
+    def _split(self, at: int) -> None:
+        i = bisect.bisect_right(self.los, at) - 1
+        if i >= 0 and self.segs[i][0] < at < self.segs[i][1]:
+            lo, hi, w, rs = self.segs[i]
+            self.segs[i] = [lo, at, w, set(rs)]
+            self.segs.insert(i + 1, [at, hi, w, set(rs)])
+            self.los.insert(i + 1, at)
+
+
+def _sweep(d: dict[str, Any], acc: list[Access], hb: HappensBefore | None
+           ) -> tuple[list[str], list[set[int]]]:
+    """Walk the tasks in blob order over every memory's segments (``_Segments``): each read is checked against the
+    bytes' last writer, each write against their last writer and every reader since. By induction (happens-before is
+    transitive) every earlier access to the same bytes is then ordered too, so this finds every unordered pair
+    without comparing all of them. Returns the violations (none without ``hb``) and each task's intended writers
+    (the last writer of each byte it reads: its data dependencies)."""
+    mems: dict[Key, _Segments] = defaultdict(_Segments)
+    deps: list[set[int]] = [set() for _ in d["tasks"]]
     bad: list[str] = []
-    seen: set[tuple[int, int]] = set()
-    pairs = overlapping_pairs(acc)
-    for i, j in pairs:
-        a, b = acc[i], acc[j]
-        if not (a.write or b.write):
-            continue
-        x, y = min(a.task, b.task), max(a.task, b.task)
-        if (x, y) in seen or hb(x, y) or hb(y, x):
-            continue
-        seen.add((x, y))
-        bad.append(f"[race] tasks {x} and {y} access overlapping bytes of {a.key[0]} (buffers {a.buffer}/"
-                   f"{b.buffer}), one writing, unordered by queues and barriers")
-    reported: set[tuple[int, int, int | None]] = set()
-    for pos, segs in _intended_writers(acc, pairs).items():
-        r = acc[pos]
-        for lo, hi, w, ws in segs:
-            if w is not None and not hb(w, r.task) and (w, r.task, None) not in reported:
-                reported.add((w, r.task, None))
-                bad.append(f"[window] task {r.task} reads bytes [{lo}, {hi}) of {r.key[0]} (buffer {r.buffer}) that "
-                           f"task {w} writes, without waiting for it")
-            for v in ws:
-                if v == w or (v, r.task, w) in reported:
-                    continue
-                if (w is not None and hb(v, w)) or hb(r.task, v):
-                    continue
-                reported.add((v, r.task, w))
-                src = f"task {w}'s write" if w is not None else "its initial value"
-                bad.append(f"[window] task {v} may write bytes [{lo}, {hi}) of {r.key[0]} between {src} and task "
-                           f"{r.task}'s read (buffer {r.buffer})")
-    return bad
+    reported: set[tuple[int, int]] = set()
+
+    def report(a: int, b: int, what: str, key: Key, lo: int, hi: int, rules: tuple[str, ...]) -> None:
+        if (a, b) in reported:
+            return
+        reported.add((a, b))
+        for rule in rules:
+            bad.append(f"{rule} tasks {a} and {b}: {what} bytes [{lo}, {hi}) of {key[0]}")
+
+    by_task: dict[int, list[Access]] = defaultdict(list)
+    for a in acc:
+        by_task[a.task].append(a)
+    for t in d["tasks"]:
+        i = t["index"]
+        mine = by_task.get(i, [])
+        for a in mine:
+            if a.write:
+                continue
+            for seg in mems[a.key].cover(a.lo, a.hi):
+                w = seg[2]
+                if w is not None and w != i:
+                    deps[i].add(w)
+                    if hb is not None and not hb(w, i):
+                        report(w, i, "a read not waiting for the write of", a.key, seg[0], seg[1],
+                               ("[race]", "[window]"))
+        for a in mine:
+            if not a.write:
+                continue
+            for seg in mems[a.key].cover(a.lo, a.hi):
+                w = seg[2]
+                if hb is not None and w is not None and w != i and not hb(w, i):
+                    report(w, i, "two writes unordered" if not hb(i, w) else "a write ordered before an earlier "
+                           "write of", a.key, seg[0], seg[1], ("[race]",) if not hb(i, w) else ("[window]",))
+                for r in seg[3]:
+                    if hb is not None and r != i and not hb(r, i):
+                        rules = ("[window]",) if hb(i, r) else ("[race]", "[window]")
+                        report(r, i, "a write that may land before the read of", a.key, seg[0], seg[1], rules)
+        for a in mine:
+            for seg in mems[a.key].cover(a.lo, a.hi):
+                if a.write:
+                    seg[2], seg[3] = i, set()
+        for a in mine:
+            if not a.write:
+                for seg in mems[a.key].cover(a.lo, a.hi):
+                    if seg[2] != i:
+                        seg[3].add(i)
+    return bad, deps
+
+
+def _check_hazards(d: dict[str, Any], acc: list[Access], hb: HappensBefore) -> list[str]:
+    return _sweep(d, acc, hb)[0]
 
 
 def _check_memory(d: dict[str, Any]) -> list[str]:
@@ -500,14 +523,26 @@ def _check_replay(d: dict[str, Any], order: list[int]) -> list[str]:
     return bad
 
 
-def _check_accounting(d: dict[str, Any], acc: list[Access]) -> list[str]:
+def _read_bytes(d: dict[str, Any], t: dict[str, Any]) -> int:
+    """The bytes a task reads: a source box's exact bytes (extent x item size, however many runs it has), else
+    its inputs' sizes."""
+    buffers = d["buffers"]
+    box = _box(t, "src")
+    total = 0
+    for pos, b in enumerate(t["inputs"]):
+        buf = buffers[b]
+        n = math.prod(buf["shape"])
+        if box and pos == 0 and n:
+            total += math.prod(box[1]) * (buf["size"] // n)
+        else:
+            total += buf["size"]
+    return total
+
+
+def _check_accounting(d: dict[str, Any]) -> list[str]:
     meta, bad = d["metadata"], []
-    by_task: dict[int, int] = defaultdict(int)
-    for a in acc:
-        if not a.write:
-            by_task[a.task] += a.hi - a.lo
-    dma = sum(by_task[t["index"]] for t in d["tasks"] if t["executor"] == "DMA")
-    spill = sum(by_task[t["index"]] for t in d["tasks"] if is_spill(t))
+    dma = sum(_read_bytes(d, t) for t in d["tasks"] if t["executor"] == "DMA")
+    spill = sum(_read_bytes(d, t) for t in d["tasks"] if is_spill(t))
     for key, got in (("dma_bytes", dma), ("spill_bytes", spill)):
         if key in meta and meta[key] != got:
             bad.append(f"[accounting] metadata.{key} {meta[key]} != {got} bytes read by the "
@@ -529,17 +564,13 @@ def check(d: dict[str, Any]) -> list[str]:
     bad += stuck
     if order is not None:
         bad += _check_replay(d, order)
-    bad += _check_accounting(d, acc)
+    bad += _check_accounting(d)
     return bad
 
 
 def data_dependencies(d: dict[str, Any]) -> list[set[int]]:
     """For each task, the tasks whose writes it reads (the intended writers of its bytes: module docstring)."""
-    acc = accesses(d)
-    deps: list[set[int]] = [set() for _ in d["tasks"]]
-    for pos, segs in _intended_writers(acc, overlapping_pairs(acc)).items():
-        deps[acc[pos].task].update(w for _, _, w, _ in segs if w is not None)
-    return deps
+    return _sweep(d, accesses(d), None)[1]
 
 
 def critical_path(d: dict[str, Any]) -> int:
@@ -571,4 +602,4 @@ def makespan_ratio(d: dict[str, Any]) -> float:
 
 
 __all__ = ["Access", "HappensBefore", "accesses", "box_runs", "check", "critical_path", "data_dependencies",
-           "is_spill", "lower_bound", "makespan_ratio", "overlapping_pairs", "predecessors"]
+           "is_spill", "lower_bound", "makespan_ratio", "predecessors"]

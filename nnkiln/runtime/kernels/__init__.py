@@ -115,6 +115,8 @@ def _copy(ins: Sequence[int], outs: Sequence[int], attrs: dict[str, Any], buffer
             or any(not isinstance(o, int) or o < 0 or o + n > d for o, n, d in zip(offs, extent, big.shape))):
         raise NotExecutableError(f"buf.copy {side}_offsets {offs!r}: the box of {extent} is not inside "
                                  f"{list(big.shape)}")
+    if "shape" in attrs and list(attrs["shape"]) != extent:
+        raise NotExecutableError(f"buf.copy box shape {attrs['shape']!r} is not its operand's extent {extent}")
     box = tuple(slice(o, o + n) for o, n in zip(offs, extent))
     if perm is not None:
         order = tuple(perm)

@@ -42,6 +42,7 @@ from nnkiln.dialects.buf import NCE_ATTR, AllocOp, CopyOp, KernelOp, SubviewOp, 
 from nnkiln.errors import PassError
 from nnkiln.targets import ExecutorKind, MemoryKind, Target
 
+
 def operand(v: SSAValue) -> nce_tiles.Operand:
     """A memref value as ``(shape, itemsize)``."""
     shape = tuple(int(d) for d in v.type.get_shape())  # type: ignore[attr-defined]
