@@ -18,8 +18,15 @@ Algorithm (the spec's "ready lists" with time):
   finished; a data or compute job only once its compute job is admitted; a pinned job only on its instance);
 - when jobs finish, the buffers whose users have all finished free their bytes (the range becomes available at
   that time); time advances to the next finish.
-- If nothing runs, nothing can start and jobs remain, the smallest waiting group does not fit even an empty CMX:
-  ``ScheduleError`` (``cmx-tiling`` makes every group fit, so this is a compiler bug).
+- a group is admitted only when every other dependency of its compute job has started or has its own group
+  admitted (a resident input's producer): an admitted group never waits for a group that cannot be admitted;
+- spills: when nothing runs and nothing can start (the CMX is full of resident buffers, or fragmented), the
+  resident buffer needed last (fragmented: any that stands in the way) whose writer has finished is moved out by a
+  spill DMA; a pull-back DMA, waiting for the spill and for the first reader's other dependencies ("right before
+  its first user"), brings it back into a new buffer of the reader's group (or a group of its own when that group is
+  already admitted); its remaining readers read the copy. A pulled-back copy is never spilled again, so spilling
+  ends; when no buffer can move, ``ScheduleError`` (the smallest waiting group does not fit an empty CMX: a
+  compiler bug, ``cmx-tiling`` sizes every group to fit).
 
 Output: per job its instance, start and end cycle; per buffer its offset; and the extra dependencies that make
 reusing bytes safe (a buffer's writers depend on every user of each earlier buffer whose bytes it takes: those
@@ -33,7 +40,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 
@@ -73,6 +80,23 @@ class Schedule:
     end: list[int]
     extra_deps: dict[int, set[int]] = field(default_factory=dict)
     peak: dict[str, int] = field(default_factory=dict)
+    jobs: list[Job] = field(default_factory=list)
+    """Every job, the spill and pull-back DMAs the scheduler added included (indices from ``len(input jobs)``)."""
+    spills: list[Spill] = field(default_factory=list)
+    bufs: list[Buf] = field(default_factory=list)
+    """Every scratchpad buffer with its offset, the pulled-back copies included."""
+
+
+@dataclass
+class Spill:
+    """Buffer ``buffer`` moved out to DDR by job ``spill`` and back, as buffer ``restored``, by job ``pull``: the jobs
+    in ``readers`` read ``restored`` instead."""
+
+    buffer: int
+    spill: int
+    pull: int
+    restored: int
+    readers: list[int]
 
 
 class _Space:
@@ -133,9 +157,13 @@ def _groups(jobs: Sequence[Job], bufs: Sequence[Buf]) -> tuple[dict[int, list[in
 
 
 def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (),
-             capacity: dict[str, int] | None = None, max_groups: int = 0) -> Schedule:
+             capacity: dict[str, int] | None = None, max_groups: int = 0,
+             dma_cycles: Callable[[int], int] | None = None) -> Schedule:
     """Schedule ``jobs`` on ``pools`` (kind -> instance count) keeping ``bufs`` inside ``capacity``, with at most
-    ``max_groups`` groups admitted and unfinished at once (0: no limit; module docstring)."""
+    ``max_groups`` groups admitted and unfinished at once (0: no limit; module docstring). ``dma_cycles`` (bytes ->
+    cycles) prices the spill and pull-back DMAs; without it the scheduler never spills."""
+    jobs = list(jobs)
+    bufs = list(bufs)
     n = len(jobs)
     users: list[list[int]] = [[] for _ in jobs]
     for i, j in enumerate(jobs):
@@ -157,11 +185,33 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
     for g, ls in loads.items():
         for j in ls:
             load_of.setdefault(j, []).append(g)
+    # ... and every other dependency of its compute job has started or has its own group admitted (a resident
+    # input's producer among them): an admitted group never holds bytes while it waits for a group that cannot be
+    # admitted, yet loads its data while its producer runs
+    ext_of: dict[int, list[int]] = {}
+    ext_left: dict[int, set[int]] = {}
+    for g, ls in loads.items():
+        ext_left[g] = jobs[g].deps - set(ls)
+        pending_loads[g] += len(ext_left[g])
+        for d in ext_left[g]:
+            ext_of.setdefault(d, []).append(g)
+
+    def ext_done(d: int) -> None:
+        """Dependency ``d`` of some groups' compute jobs will run to its end (started, or its group admitted)."""
+        nonlocal changed
+        for g in ext_of.get(d, ()):
+            if d in ext_left[g]:
+                ext_left[g].discard(d)
+                pending_loads[g] -= 1
+                if pending_loads[g] == 0 and g not in admitted:
+                    candidates.add(g)
+                    changed = True
     spaces = {m: _Space(c) for m, c in (capacity or {}).items()}
     remaining_users = [len(buf.users) for buf in bufs]
     freed: dict[str, list[tuple[int, int, list[int]]]] = {m: [] for m in spaces}  # (lo, hi, users of old buffers)
     admitted: set[int] = set() if spaces else set(group_bufs)
-    members = {g: {u for b in bs for u in bufs[b].users} for g, bs in group_bufs.items()}
+    members = {g: {u for b in bs for u in bufs[b].users if u == g or jobs[u].pool == "DMA"}
+               for g, bs in group_bufs.items()}
     unfinished = {g: len(ms) for g, ms in members.items()}
     group_ends: dict[int, list[int]] = {}
     for g, ms in members.items():
@@ -211,6 +261,7 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
             buf = bufs[b]
             buf.offset = off
             if buf.memory in spaces:
+                live.add(b)
                 spaces[buf.memory].take(off, buf.size)
                 hi_b = off + buf.size
                 before = {u for lo, hi, us in freed[buf.memory] if lo < hi_b and off < hi for u in us}
@@ -221,8 +272,80 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
         admitted.add(g)
         for i in blocked.pop(g, ()):
             release(i)
+        ext_done(g)
         nonlocal in_flight
         in_flight += 1
+        return True
+
+    live: set[int] = set()  # buffers holding bytes of a CMX now
+    n_bufs = len(bufs)
+    spilled: set[int] = set()
+    spills: list[Spill] = []
+    finished: set[int] = set()
+
+    def spill_one() -> bool:
+        """Nothing runs and nothing can start: move the resident buffer needed last out to DDR (a spill DMA) and
+        give its remaining readers a pulled-back copy that their group allocates when admitted."""
+        # nothing runs, so every user is finished or not started; a buffer whose writer is done and that still has
+        # readers can go (full CMX: the one needed last; fragmented CMX: whichever stands in the way)
+        # (a pulled-back copy is never spilled again: each buffer goes out at most once, so spilling ends)
+        movable = [b for b in live if b < n_bufs and b not in spilled and bufs[b].users[0] in finished
+                   and any(u not in finished for u in bufs[b].users)]
+        if not movable:
+            return False
+        b = min(movable, key=lambda b: (max(prio[u] for u in bufs[b].users[1:]), -bufs[b].size, b))
+        spilled.add(b)
+        buf = bufs[b]
+        readers = [u for u in buf.users if u not in finished]
+        cycles = max(1, dma_cycles(buf.size))  # type: ignore[misc]
+        s_job, p_job = len(jobs), len(jobs) + 1
+        # the pull-back waits for the spill and for everything else its readers wait for ("placed right before its
+        # first user", §4.1.2.4): it takes its bytes back only when the readers can run
+        first = next((u for u in readers if jobs[u].pool != "DMA"), readers[0])
+        own = set(loads.get(first, ())) | {x for x in range(n, len(jobs))}  # its group's loads, other pull-backs
+        others = {d for d in jobs[first].deps if d not in finished and d not in own}
+        jobs.append(Job({u for u in buf.users if u in finished}, cycles, "DMA"))
+        jobs.append(Job({s_job, *others}, cycles, "DMA"))
+        restored = len(bufs)
+        bufs.append(Buf(buf.memory, buf.size, [p_job, *readers]))
+        buf.users = [u for u in buf.users if u in finished] + [s_job]
+        top = max(prio[u] for u in readers)
+        prio.extend((top + 2 * cycles, top + cycles))
+        for arr in (instance, start, end):
+            arr.extend((0, 0))
+        users.extend(([p_job], list(readers)))
+        waiting.extend((0, 1 + len(others)))
+        for d in others:
+            users[d].append(p_job)
+        for u in readers:
+            jobs[u].deps.add(p_job)
+            waiting[u] += 1
+            job_bufs[u] = [restored if x == b else x for x in job_bufs[u]]
+        job_bufs.extend(([b], [restored]))
+        remaining_users[b] = 1
+        remaining_users.append(len(readers) + 1)
+        # the pulled-back copy joins the group of its first compute reader (which the tiling sized with this operand
+        # in it) while that group waits for admission; else it is a group of its own, the pull-back's
+        owner = next((u for u in readers if jobs[u].pool != "DMA"), readers[-1])
+        if owner in admitted:
+            owner = p_job
+        group_of.extend((-1, owner))
+        if owner not in members:
+            members[owner], unfinished[owner] = {owner}, 1
+            group_ends.setdefault(owner, []).append(owner)
+        group_bufs.setdefault(owner, []).append(restored)
+        if owner != p_job:
+            members[owner].add(p_job)
+            unfinished[owner] += 1
+            group_ends.setdefault(p_job, []).append(owner)
+            pending_loads[owner] = pending_loads.get(owner, 0) + 1
+            load_of.setdefault(p_job, []).append(owner)
+            candidates.discard(owner)
+        else:  # admitted once the pull-back is ready
+            pending_loads[owner] = 1
+            load_of.setdefault(p_job, []).append(owner)
+        spills.append(Spill(b, s_job, p_job, restored, readers))
+        release(s_job)
         return True
 
     for i in range(n):
@@ -231,14 +354,14 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
     for g, c in pending_loads.items():
         if c == 0 and g not in admitted:
             candidates.add(g)
-    while len(order) < n:
-        if candidates and changed:
+    while len(order) < len(jobs):
+        while candidates and changed:  # an admission can make another group admissible (``ext_done``)
+            changed = False
             for g in sorted(candidates, key=lambda g: (-prio[g], g)):
                 if max_groups and in_flight >= max_groups:
                     break
                 if admit(g):
                     candidates.discard(g)
-            changed = False
         for pool, insts in busy.items():
             for k, taken in enumerate(insts):
                 if taken:
@@ -251,13 +374,17 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
                 instance[i], start[i], end[i] = k, now, now + jobs[i].cycles
                 heapq.heappush(running, (end[i], i))
                 order.append(i)
+                ext_done(i)  # started: it will finish without more bytes
+        if not running and dma_cycles is not None and spill_one():
+            continue
         if not running:
             need = min((sum(bufs[b].size for b in group_bufs[g]) for g in candidates), default=0)
-            raise ScheduleError(f"{n - len(order)} tasks cannot start: the smallest waiting group of scratchpad "
+            raise ScheduleError(f"{len(jobs) - len(order)} tasks cannot start: the smallest waiting group of scratchpad "
                                 f"buffers needs {need} bytes")
         now = running[0][0]
         while running and running[0][0] == now:
             _, i = heapq.heappop(running)
+            finished.add(i)
             busy[jobs[i].pool][instance[i]] = False
             for u in users[i]:
                 waiting[u] -= 1
@@ -272,11 +399,13 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
                 remaining_users[b] -= 1
                 buf = bufs[b]
                 if remaining_users[b] == 0 and buf.memory in spaces:
+                    live.discard(b)
                     spaces[buf.memory].give(buf.offset, buf.size)
                     changed = True
                     freed[buf.memory].append((buf.offset, buf.offset + buf.size, list(buf.users)))
     order.sort(key=lambda i: (start[i], i))
-    return Schedule(order, instance, start, end, extra, {m: s.peak for m, s in spaces.items()})
+    return Schedule(order, instance, start, end, extra, {m: s.peak for m, s in spaces.items()}, jobs, spills,
+                    bufs)
 
 
 __all__ = ["Buf", "Job", "Schedule", "ScheduleError", "schedule"]

@@ -16,9 +16,9 @@ What, for each function with scratchpad buffers (``buf.alloc {memory = "CMX<k>"}
 5. ``buf.alloc {memory = "CMX<k>"}`` → ``buf.static_alloc {memory = "CMX<k>", offset}`` (step 6).
 DDR buffers keep their ``buf.alloc``: ``static-allocation`` plans them next, over the predicted times.
 
-Spills (step 4 of the spec) are never needed here: ``cmx-tiling`` gives every NCE tile buffers of its own, filled
-from and drained to DDR, so a group never waits for bytes another group holds beyond its own end (the scheduler's
-``ScheduleError`` would report a group that does not fit an empty CMX: a compiler bug).
+4b. spills (step 4): when nothing runs and no group fits (CMX full of resident NCE outputs, or fragmented) the
+   scheduler moves a resident buffer out to DDR and back; each becomes a ``buf.copy {spill}`` DMA into a new DDR
+   buffer and a ``buf.copy {spill}`` back into a new CMX buffer, the readers that had not run read the copy.
 
 Legal before: async IR from ``wrap-into-async-regions``. After: every CMX buffer placed inside its memory; at every
 instant of the predicted schedule the live buffers of a CMX are disjoint; token dependencies order every pair of
@@ -39,8 +39,8 @@ from xdsl.rewriter import Rewriter
 from nnkiln.analysis.feasible_schedule import Buf, Job, ScheduleError, schedule
 from nnkiln.analysis.liveness import END_CYCLE, START_CYCLE, align_up, task_buffers
 from nnkiln.conversion.buf_to_async import TASK_OPS, model_cost
-from nnkiln.dialects.async_ import ExecuteOp
-from nnkiln.dialects.buf import NCE_ATTR, AllocOp, StaticAllocOp, byte_size
+from nnkiln.dialects.async_ import ExecuteOp, YieldOp
+from nnkiln.dialects.buf import NCE_ATTR, AllocOp, CopyOp, StaticAllocOp, byte_size
 from nnkiln.errors import PassError
 from nnkiln.targets import MemoryKind, Target, find_memory
 
@@ -61,8 +61,9 @@ def scratchpad_allocs(block: Block) -> list[AllocOp]:
     return out
 
 
-def allocate_function(block: Block, target: Target) -> dict[str, int]:
-    """Schedule and place one function's tasks and CMX buffers (module docstring); returns each CMX's peak bytes."""
+def allocate_function(block: Block, target: Target, cmx_bytes: int = 0) -> dict[str, int]:
+    """Schedule and place one function's tasks and CMX buffers (module docstring) in the first ``cmx_bytes`` of each
+    CMX (0: all of it); returns each CMX's peak bytes."""
     allocs = scratchpad_allocs(block)
     if not allocs:
         return {}
@@ -83,11 +84,32 @@ def allocate_function(block: Block, target: Target) -> dict[str, int]:
             if b in buf_of:
                 bufs[buf_of[b]].users.append(i)
     pools = {e.kind.value: e.count for e in target.executors}
+    from nnkiln.targets.cost import dma_cycles
+
+    ddr = target.default_memory
     try:
-        plan = schedule(jobs, pools, bufs, dict.fromkeys(cmx.instance_names(), cmx.size),
-                        max_groups=max(1, target.num_barriers // 4))
+        plan = schedule(jobs, pools, bufs, dict.fromkeys(cmx.instance_names(), min(cmx.size, cmx_bytes or cmx.size)),
+                        max_groups=max(1, target.num_barriers // 4),
+                        dma_cycles=lambda n: dma_cycles(target, n, cmx, ddr))
     except ScheduleError as err:
         raise PassError(f"feasible-allocation: {err}") from None
+    values = [a.result for a in allocs]
+    first = block.first_op
+    for sp in plan.spills:  # step 4: the spill and pull-back DMAs, the readers redirected to the copy
+        held = values[sp.buffer]
+        out, back = AllocOp(held.type), AllocOp(held.type, memory=plan.bufs[sp.restored].memory)  # type: ignore[arg-type]
+        block.insert_op_before(out, first)  # type: ignore[arg-type]
+        block.insert_op_before(back, first)  # type: ignore[arg-type]
+        allocs.append(back)
+        values.append(back.result)
+        for src, dst in ((held, out.result), (out.result, back.result)):
+            ex = ExecuteOp([], "DMA", 0)
+            ex.body.block.add_ops([CopyOp(src, dst, spill=True), YieldOp()])
+            block.insert_op_before(ex, executes[-1].next_op)  # type: ignore[arg-type]
+            executes.append(ex)
+        for u in sp.readers:
+            for inner in executes[u].body.block.ops:
+                inner.operands = [back.result if v is held else v for v in inner.operands]
     anchor = executes[-1].next_op
     tokens = [ex.token for ex in executes]
     for i in plan.order:
@@ -97,11 +119,9 @@ def allocate_function(block: Block, target: Target) -> dict[str, int]:
         ex.properties["executor_index"] = IntegerAttr(plan.instance[i], i64)
         ex.attributes[START_CYCLE] = IntegerAttr(plan.start[i], i64)
         ex.attributes[END_CYCLE] = IntegerAttr(plan.end[i], i64)
-        have = set(ex.dependencies)
-        new = [tokens[d] for d in sorted(plan.extra_deps.get(i, ())) if tokens[d] not in have]
-        if new:
-            ex.operands = [*ex.operands, *new]
-    for a, b in zip(allocs, bufs):
+        deps = plan.jobs[i].deps | plan.extra_deps.get(i, set())
+        ex.operands = [tokens[d] for d in sorted(deps, key=lambda d: (plan.start[d], d))]
+    for a, b in zip(allocs, plan.bufs):
         Rewriter.replace_op(a, StaticAllocOp(a.result.type, b.memory, b.offset))  # type: ignore[arg-type]
     return plan.peak
 
@@ -112,6 +132,9 @@ class FeasibleAllocation(ModulePass):
 
     name = "feasible-allocation"
     target: str = "npu"
+    cmx_bytes: int = 0
+    """Plan within this many bytes of each CMX (0: the device's capacity): leaves the rest of the scratchpad to
+    something else, and lets a test make a model run out of CMX."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnkiln.targets import get_target
@@ -121,5 +144,5 @@ class FeasibleAllocation(ModulePass):
             return
         peaks: dict[str, int] = {}
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
-            for m, p in allocate_function(func.body.block, target).items():
+            for m, p in allocate_function(func.body.block, target, self.cmx_bytes).items():
                 peaks[m] = max(peaks.get(m, 0), p)

@@ -12,8 +12,10 @@ NCE clusters. Each tile becomes:
 - one ``buf.copy`` of the output tile into its box of the op's output buffer (contiguous rows: a subview; a
   channel range: a box copy ``dst_offsets``).
 
-The op's result is replaced by its output buffer (the tiles write it). Kernels the NCE does not run stay as they
-are: ``wrap-into-async-regions`` puts them on a SHAVE. Tiles of consecutive ops start on the next cluster, so
+The op's result is replaced by its output buffer (the tiles write it). Residency: a single-tile op whose every user
+is a single-tile NCE op reading all of its result keeps that result in CMX (no store, no loads: the users run on
+its cluster and read the CMX buffer); the feasible scheduler spills it to DDR and pulls it back when CMX runs out
+(``feasible-allocation``). Kernels the NCE does not run stay as they are: ``wrap-into-async-regions`` puts them on a SHAVE. Tiles of consecutive ops start on the next cluster, so
 small ops spread over the clusters too.
 
 Why: the NCE reads and writes only its own cluster's CMX (917504 bytes on ``npu``, 262144 on ``npu-small``),
@@ -28,7 +30,7 @@ kernel reading and writing only ``CMX<k>`` allocations of its cluster ``k``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from xdsl.context import Context
@@ -168,24 +170,66 @@ def nce_candidate(op: KernelOp) -> bool:
                                  [operand(v) for v in op.outs], [p["kernel"].data for p in posts])  # type: ignore[attr-defined]
 
 
-def tile_kernel(op: KernelOp, target: Target, first_cluster: int) -> int:
-    """Replace NCE kernel ``op`` by its tiles (module docstring); returns the number of tiles."""
+def plan_kernel(op: KernelOp, target: Target, first_cluster: int, cmx_bytes: int = 0) -> list[nce_tiles.Tile]:
+    """The tiles of NCE kernel ``op`` (``nce_tiles.plan``) in ``cmx_bytes`` of CMX (0: the device's); a
+    ``PassError`` naming the op when none fits."""
     cmx = next(m for m in target.memories if m.kind is MemoryKind.CMX)
     kernel, attrs = op.kernel.data, op.tosa_attrs()
     ins, outs = [operand(v) for v in op.ins], [operand(v) for v in op.outs]
+    capacity = min(cmx.size, cmx_bytes or cmx.size)
     try:
-        tiles = nce_tiles.plan(kernel, attrs, ins, outs, cmx.size, cmx.alignment, rates(target), first_cluster)
+        return nce_tiles.plan(kernel, attrs, ins, outs, capacity, cmx.alignment, rates(target), first_cluster)
     except nce_tiles.TileError as err:
         shapes = ", ".join("x".join(map(str, s)) for s, _ in ins)
         raise PassError(f"cmx-tiling: '{kernel}' ({shapes} -> {'x'.join(map(str, outs[0][0]))}) cannot run on "
                         f"'{target.name}': {err}") from None
+
+
+def _whole_operand(op: KernelOp, tile: nce_tiles.Tile, index: int) -> bool:
+    """Whether the tile reads all of ``op.ins[index]`` (so a resident CMX copy of it can be read as it is)."""
+    ins, outs = [operand(v) for v in op.ins], [operand(v) for v in op.outs]
+    boxes, _ = nce_tiles.tile_operands(op.kernel.data, op.tosa_attrs(), ins, outs, tile)
+    return tuple(boxes[index][1]) == ins[index][0]
+
+
+def resident_outputs(kernels: list[KernelOp], plans: dict[KernelOp, list[nce_tiles.Tile]]) -> set[KernelOp]:
+    """The single-tile NCE kernels whose result stays in CMX: every user is a single-tile NCE kernel reading all of
+    it, the result is a fresh buffer (not a graph output or a view of one), and the users then run on the producer's
+    cluster (a user pinned to another cluster by an earlier resident input keeps the producer off this list)."""
+    pinned: dict[KernelOp, int] = {}
+    keep: set[KernelOp] = set()
+    for p in kernels:
+        if len(plans[p]) != 1 or not isinstance(p.outs[0].owner, AllocOp):
+            continue
+        uses = list(p.results[0].uses)
+        users = [u.operation for u in uses]
+        cluster = plans[p][0].cluster
+        if not uses or any(not isinstance(u, KernelOp) or u not in plans or len(plans[u]) != 1
+                           or not _whole_operand(u, plans[u][0], use.index) or pinned.get(u, cluster) != cluster
+                           for u, use in zip(users, uses)):
+            continue
+        keep.add(p)
+        for u in users:
+            pinned[u] = cluster  # type: ignore[index]
+            plans[u] = [replace(plans[u][0], cluster=cluster)]  # type: ignore[index]
+    return keep
+
+
+def tile_kernel(op: KernelOp, target: Target, tiles: list[nce_tiles.Tile], resident: dict[SSAValue, SSAValue],
+                keep: bool) -> None:
+    """Replace NCE kernel ``op`` by its ``tiles`` (module docstring). Operands in ``resident`` are read from the CMX
+    buffer there (no load); with ``keep`` the single tile's output stays in CMX (no store) and is recorded in
+    ``resident`` for its users, and ``op`` is left for the caller to erase once they are rewritten."""
+    kernel, attrs = op.kernel.data, op.tosa_attrs()
+    ins, outs = [operand(v) for v in op.ins], [operand(v) for v in op.outs]
     block = op.parent
     assert isinstance(block, Block)
     em = _Emitter(block, op)
     out = op.outs[0]
     for tile in tiles:
         boxes, out_shape = nce_tiles.tile_operands(kernel, attrs, ins, outs, tile)
-        cmx_ins = [em.load(v, offs, sizes, tile.cluster) for v, (offs, sizes) in zip(op.ins, boxes)]
+        cmx_ins = [resident[v] if v in resident else em.load(v, offs, sizes, tile.cluster)
+                   for v, (offs, sizes) in zip(op.ins, boxes)]
         cmx_out = em.alloc(out.type.element_type, out_shape, tile.cluster)  # type: ignore[attr-defined]
         props = dict(op.attrs.data)
         if "pad" in props:
@@ -196,18 +240,27 @@ def tile_kernel(op: KernelOp, target: Target, first_cluster: int) -> int:
                      list(op.post_ops.data) if op.post_ops else None)
         k.attributes[NCE_ATTR] = IntegerAttr(tile.cluster, i64)
         em.add(k)
-        em.store(cmx_out, out, (tile.n, tile.y0, 0, tile.c0))
+        if keep:
+            resident[op.results[0]] = cmx_out
+        else:
+            em.store(cmx_out, out, (tile.n, tile.y0, 0, tile.c0))
     producers = {v.owner for v in op.ins if _foldable(v) is not None}
+    if keep:
+        return
     op.results[0].replace_all_uses_with(out)
     op.detach()
     op.erase()
-    while producers:  # slices / transposes now read by DMAs only: dead
-        k = producers.pop()
+    _erase_dead(producers)
+
+
+def _erase_dead(ops: set[Any]) -> None:
+    """Erase the slices / transposes (and kernels left for erasure) nothing reads any more."""
+    while ops:
+        k = ops.pop()
         if isinstance(k, KernelOp) and not any(r.uses for r in k.results):
-            producers.update(v.owner for v in k.ins if _foldable(v) is not None)
+            ops.update(v.owner for v in k.ins if _foldable(v) is not None)
             k.detach()
             k.erase()
-    return len(tiles)
 
 
 @dataclass(frozen=True)
@@ -216,6 +269,8 @@ class CmxTiling(ModulePass):
 
     name = "cmx-tiling"
     target: str = "npu"
+    cmx_bytes: int = 0
+    """Tile for this many bytes of each CMX (0: the device's capacity; ``feasible-allocation`` has the same option)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from nnkiln.targets import get_target
@@ -224,8 +279,21 @@ class CmxTiling(ModulePass):
         nce = next((e for e in target.executors if e.kind is ExecutorKind.NCE), None)
         if nce is None:
             return
-        cluster = 0
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
-            for k in [o for o in func.body.block.ops if isinstance(o, KernelOp)]:
-                if nce_candidate(k):
-                    cluster = (cluster + tile_kernel(k, target, cluster)) % nce.count
+            kernels = [k for k in func.body.block.ops if isinstance(k, KernelOp) and nce_candidate(k)]
+            plans: dict[KernelOp, list[nce_tiles.Tile]] = {}
+            cluster = 0
+            for k in kernels:
+                plans[k] = plan_kernel(k, target, cluster, self.cmx_bytes)
+                cluster = (cluster + len(plans[k])) % nce.count
+            keep = resident_outputs(kernels, plans)
+            resident: dict[SSAValue, SSAValue] = {}
+            for k in kernels:
+                tile_kernel(k, target, plans[k], resident, k in keep)
+            dead = {v.owner for k in keep for v in k.ins}
+            for k in reversed(kernels):  # users first: a kept kernel may read another's result
+                if k in keep:
+                    dead.discard(k)
+                    k.detach()
+                    k.erase()
+            _erase_dead(dead)

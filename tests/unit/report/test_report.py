@@ -34,7 +34,7 @@ def test_the_page_has_the_graph_timeline_and_memory_as_inline_svgs(page: str) ->
     svgs = re.findall(r"<svg\b[^>]*>", page)
     labels = html.unescape(" ".join(re.findall(r'aria-label="([^"]*)"', " ".join(svgs))))
     assert len(svgs) >= 3
-    for what in ("source graph", "task graph", "tasks per executor instance", "memory 'arena'"):
+    for what in ("source graph", "task graph", "tasks per executor instance", "memory 'host'"):
         assert what in labels
     assert page.count("<svg") == page.count("</svg>")
 
