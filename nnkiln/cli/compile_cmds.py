@@ -147,9 +147,15 @@ def _compile(args: argparse.Namespace) -> int:
         raise InputError(f"{args.output}: cannot write: {err}") from None
     m = blob.metadata
     print(f"{args.model}: compiled to {args.output} ({len(raw)} bytes, {len(blob.tasks)} tasks, "
-          f"arena {m['arena_bytes']} bytes, lower bound {m['arena_lower_bound_bytes']} bytes, "
+          f"arena {m['arena_bytes']} bytes, lower bound {m['arena_lower_bound_bytes']} bytes{_scratchpads(m)}, "
           f"{seconds:.3f} s)")
     return 0
+
+
+def _scratchpads(meta: dict) -> str:  # type: ignore[type-arg]
+    """``, CMX0 24576 bytes, CMX1 ...``: the blob's other arenas (the npu's scratchpads), else nothing."""
+    arenas = meta.get("arenas") or []
+    return "".join(f", {a['name']} {a['bytes']} bytes" for a in sorted(arenas[1:], key=lambda a: a["name"]))
 
 
 def compile_main(argv: Sequence[str]) -> int:
@@ -197,7 +203,7 @@ def _inspect(args: argparse.Namespace) -> int:
     m = d["metadata"]
     threads = f"threads {m['threads']}" if "threads" in m else "threads: every core"
     print(f"blob {args.blob}: version {d['version']}, target {m.get('target')}, pipeline {m.get('pipeline')}, "
-          f"{threads}, arena {m['arena_bytes']} bytes (lower bound {m['arena_lower_bound_bytes']}), "
+          f"{threads}, arena {m['arena_bytes']} bytes (lower bound {m['arena_lower_bound_bytes']}){_scratchpads(m)}, "
           f"constants {d['constants_bytes']} bytes"
           + (f", simulated {m['simulated_cycles']} cycles" if "simulated_cycles" in m else ""))
     for io in d["io"]:

@@ -325,3 +325,27 @@ def test_a_full_scratchpad_spills_and_pulls_back(depth: int, hw: int, tmp_path: 
     assert npu_checker.check(d) == []
     loaded = nnkiln.Executable.load(path)
     assert all(np.array_equal(loaded.run(inputs)[k], got[k]) for k in got)
+
+
+def test_an_op_too_big_for_the_scratchpad_is_a_clear_error(tmp_path: Path) -> None:
+    """A 1x1 convolution over 70000 input channels: one output row of one channel needs 1.4 MB of CMX (its
+    weights row and input row), npu-small has 262144 bytes: the command line names the op, the shapes and both
+    sizes, exit code 5 (valid model, this device cannot run it)."""
+    src = tmp_path / "big.mlir"
+    src.write_text(
+        "func.func @main(%x: tensor<1x4x4x70000xf32>) -> tensor<1x4x4x8xf32> {\n"
+        '  %w = "tosa.const"() <{values = dense<0.5> : tensor<8x1x1x70000xf32>}> : () -> tensor<8x1x1x70000xf32>\n'
+        '  %b = "tosa.const"() <{values = dense<0.0> : tensor<8xf32>}> : () -> tensor<8xf32>\n'
+        "  %y = tosa.conv2d %x, %w, %b {pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>, dilation = "
+        "array<i64: 1, 1>, input_zp = 0 : i64, weight_zp = 0 : i64} : (tensor<1x4x4x70000xf32>, "
+        "tensor<8x1x1x70000xf32>, tensor<8xf32>) -> tensor<1x4x4x8xf32>\n"
+        "  func.return %y : tensor<1x4x4x8xf32>\n}\n")
+    done = subprocess.run([sys.executable, "-m", "nnkiln.cli.main", "compile", str(src), "--target", "npu-small",
+                           "-o", str(tmp_path / "big.kiln")], capture_output=True, text=True)
+    assert done.returncode == 5 and "Traceback" not in done.stderr
+    for part in ("cmx-tiling", "'tosa.conv2d'", "1x4x4x70000", "npu-small", "1400128 bytes", "262144"):
+        assert part in done.stderr, (part, done.stderr)
+    from nnkiln.errors import NotExecutableError
+
+    with pytest.raises(NotExecutableError, match="917504"):  # the big npu's CMX is too small for it as well
+        nnkiln.compile(parse_module(src.read_text()), target="npu")

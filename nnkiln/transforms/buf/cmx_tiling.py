@@ -21,8 +21,9 @@ small ops spread over the clusters too.
 Why: the NCE reads and writes only its own cluster's CMX (917504 bytes on ``npu``, 262144 on ``npu-small``),
 while activations and weights live in DDR; the copies become the DMA tasks that move them.
 
-An op whose smallest tile (one output row, the smallest channel chunk) does not fit a CMX is a ``PassError``
-naming the op, its operand shapes and the sizes.
+An op whose smallest tile (one output row, the narrowest channel range) does not fit a CMX is a
+``NotExecutableError`` (the model is valid, this device cannot run it) naming the op, its operand shapes and the
+bytes.
 
 Legal before: buf IR (``tosa-to-buf``, ``fuse-post-ops``), one block per function. After: the same, every NCE
 kernel reading and writing only ``CMX<k>`` allocations of its cluster ``k``.
@@ -41,7 +42,7 @@ from xdsl.passes import ModulePass
 
 from nnkiln.analysis import nce_tiles
 from nnkiln.dialects.buf import NCE_ATTR, AllocOp, CopyOp, KernelOp, SubviewOp, byte_size, contiguous_box
-from nnkiln.errors import PassError
+from nnkiln.errors import NotExecutableError
 from nnkiln.targets import ExecutorKind, MemoryKind, Target
 
 
@@ -172,7 +173,7 @@ def nce_candidate(op: KernelOp) -> bool:
 
 def plan_kernel(op: KernelOp, target: Target, first_cluster: int, cmx_bytes: int = 0) -> list[nce_tiles.Tile]:
     """The tiles of NCE kernel ``op`` (``nce_tiles.plan``) in ``cmx_bytes`` of CMX (0: the device's); a
-    ``PassError`` naming the op when none fits."""
+    ``NotExecutableError`` naming the op when none fits."""
     cmx = next(m for m in target.memories if m.kind is MemoryKind.CMX)
     kernel, attrs = op.kernel.data, op.tosa_attrs()
     ins, outs = [operand(v) for v in op.ins], [operand(v) for v in op.outs]
@@ -181,8 +182,8 @@ def plan_kernel(op: KernelOp, target: Target, first_cluster: int, cmx_bytes: int
         return nce_tiles.plan(kernel, attrs, ins, outs, capacity, cmx.alignment, rates(target), first_cluster)
     except nce_tiles.TileError as err:
         shapes = ", ".join("x".join(map(str, s)) for s, _ in ins)
-        raise PassError(f"cmx-tiling: '{kernel}' ({shapes} -> {'x'.join(map(str, outs[0][0]))}) cannot run on "
-                        f"'{target.name}': {err}") from None
+        raise NotExecutableError(f"cmx-tiling: '{kernel}' ({shapes} -> {'x'.join(map(str, outs[0][0]))}) cannot "
+                                 f"run on '{target.name}': {err}") from None
 
 
 def _whole_operand(op: KernelOp, tile: nce_tiles.Tile, index: int) -> bool:
