@@ -141,19 +141,20 @@ class _Space:
         self.free = merged
 
 
-def _groups(jobs: Sequence[Job], bufs: Sequence[Buf]) -> tuple[dict[int, list[int]], list[int]]:
-    """The groups: compute job -> its scratchpad buffers, and per job the compute job it belongs to (-1: none).
-    A buffer's compute job is its first user that is not a DMA (the NCE tile), else its last user."""
+def _groups(jobs: Sequence[Job], bufs: Sequence[Buf]) -> tuple[dict[int, list[int]], list[set[int]]]:
+    """The groups: compute job -> its scratchpad buffers, and per job the groups whose buffers it uses (it may run
+    only once they are all admitted: a tile's own group, and the group of a resident input it reads). A buffer's
+    compute job is its first user that is not a DMA (the NCE tile), else its last user."""
     group_bufs: dict[int, list[int]] = {}
-    group_of = [-1] * len(jobs)
+    needs: list[set[int]] = [set() for _ in jobs]
     for b, buf in enumerate(bufs):
         if not buf.users:
             continue
         owner = next((u for u in buf.users if jobs[u].pool != "DMA"), buf.users[-1])
         group_bufs.setdefault(owner, []).append(b)
         for u in buf.users:
-            group_of[u] = owner
-    return group_bufs, group_of
+            needs[u].add(owner)
+    return group_bufs, needs
 
 
 def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (),
@@ -172,7 +173,7 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
     prio = [0] * n
     for i in reversed(range(n)):
         prio[i] = jobs[i].cycles + max((prio[u] for u in users[i]), default=0)
-    group_bufs, group_of = _groups(jobs, bufs)
+    group_bufs, needs = _groups(jobs, bufs)
     job_bufs: list[list[int]] = [[] for _ in jobs]
     for b, buf in enumerate(bufs):
         for u in buf.users:
@@ -234,12 +235,16 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
     def release(i: int) -> None:
         heapq.heappush(runnable[(jobs[i].pool, jobs[i].pin)], (-prio[i], i))
 
-    def became_ready(i: int) -> None:
-        g = group_of[i]
-        if g == -1 or g in admitted:
-            release(i)
+    def try_release(i: int) -> None:
+        """Run ``i`` once every group whose buffers it uses is admitted (else wait for the first missing one)."""
+        missing = needs[i] - admitted
+        if missing:
+            blocked[min(missing)].append(i)
         else:
-            blocked[g].append(i)
+            release(i)
+
+    def became_ready(i: int) -> None:
+        try_release(i)
         for g in load_of.get(i, ()):
             pending_loads[g] -= 1
             if pending_loads[g] == 0 and g not in admitted:
@@ -271,7 +276,7 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
                 freed[buf.memory] = [e for e in freed[buf.memory] if not (off <= e[0] and e[1] <= hi_b)]
         admitted.add(g)
         for i in blocked.pop(g, ()):
-            release(i)
+            try_release(i)
         ext_done(g)
         nonlocal in_flight
         in_flight += 1
@@ -329,7 +334,9 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
         owner = next((u for u in readers if jobs[u].pool != "DMA"), readers[-1])
         if owner in admitted:
             owner = p_job
-        group_of.extend((-1, owner))
+        needs.extend((set(), {owner}))
+        for u in readers:
+            needs[u].add(owner)
         if owner not in members:
             members[owner], unfinished[owner] = {owner}, 1
             group_ends.setdefault(owner, []).append(owner)
