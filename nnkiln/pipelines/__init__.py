@@ -56,6 +56,17 @@ def _reference(target: Target, queues: int) -> list[ModulePass]:
     ]
 
 
+def _hw_agnostic() -> list[ModulePass]:
+    """The level-3 clean-ups every ``default`` pipeline starts with (any target)."""
+    from nnkiln.transforms.generic.canonicalize import Canonicalize
+    from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs
+    from nnkiln.transforms.tosa.fold_bias_add import FoldBiasAdd
+    from nnkiln.transforms.tosa.fold_constants import FoldConstants
+    from nnkiln.transforms.tosa.propagate_transposes import PropagateTransposes
+
+    return [Canonicalize(), FoldConstants(), PropagateTransposes(), CancelTransposePairs(), FoldBiasAdd()]
+
+
 def _default(target: Target, queues: int) -> list[ModulePass]:
     from nnkiln.conversion.async_to_rt import AsyncToRt
     from nnkiln.conversion.buf_to_async import WrapIntoAsyncRegions
@@ -63,25 +74,16 @@ def _default(target: Target, queues: int) -> list[ModulePass]:
     from nnkiln.transforms.async_.optimize_async_deps import OptimizeAsyncDeps
     from nnkiln.transforms.async_.static_allocation import StaticAllocation
     from nnkiln.transforms.buf.fuse_post_ops import FusePostOps
-    from nnkiln.transforms.generic.canonicalize import Canonicalize
     from nnkiln.transforms.generic.dce import Dce
     from nnkiln.transforms.rt.assign_physical_barriers import AssignPhysicalBarriers
     from nnkiln.transforms.rt.fold_transposes_into_operands import FoldTransposesIntoOperands
     from nnkiln.transforms.rt.fuse_expansion_depthwise import FuseExpansionDepthwise
     from nnkiln.transforms.rt.fuse_row_programs import FuseRowPrograms
     from nnkiln.transforms.rt.select_kernel_variants import SelectKernelVariants
-    from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs
-    from nnkiln.transforms.tosa.fold_bias_add import FoldBiasAdd
-    from nnkiln.transforms.tosa.fold_constants import FoldConstants
-    from nnkiln.transforms.tosa.propagate_transposes import PropagateTransposes
     from nnkiln.transforms.tosa.split_batch import SplitBatch
 
     return [
-        Canonicalize(),
-        FoldConstants(),
-        PropagateTransposes(),
-        CancelTransposePairs(),
-        FoldBiasAdd(),
+        *_hw_agnostic(),
         Dce(),
         SplitBatch(target=target.name),
         TosaToBuf(target=target.name, region_pipeline="default", region_passes=region_passes),
@@ -119,21 +121,13 @@ def _npu_default(target: Target, queues: int) -> list[ModulePass]:
     from nnkiln.transforms.generic.dce import Dce
     from nnkiln.transforms.rt.assign_physical_barriers import AssignPhysicalBarriers
     from nnkiln.transforms.tosa.avgpool_to_depthwise import AvgpoolToDepthwise
-    from nnkiln.transforms.tosa.cancel_transpose_pairs import CancelTransposePairs
     from nnkiln.transforms.tosa.fc_to_conv import FcToConv
-    from nnkiln.transforms.tosa.fold_bias_add import FoldBiasAdd
-    from nnkiln.transforms.tosa.fold_constants import FoldConstants
     from nnkiln.transforms.tosa.fuse_low_precision import FuseLowPrecision
-    from nnkiln.transforms.tosa.propagate_transposes import PropagateTransposes
     from nnkiln.transforms.tosa.scale_shift_to_depthwise import ScaleShiftToDepthwise
     from nnkiln.transforms.tosa.split_asymmetric_strides import SplitAsymmetricStrides
 
     return [
-        Canonicalize(),
-        FoldConstants(),
-        PropagateTransposes(),
-        CancelTransposePairs(),
-        FoldBiasAdd(),
+        *_hw_agnostic(),
         FcToConv(),
         AvgpoolToDepthwise(),
         ScaleShiftToDepthwise(),
