@@ -6,7 +6,8 @@ by ``nnkiln.blob.inspect.describe`` (the same JSON as ``nnkiln inspect --json``)
 is one the blob states.
 
 Timeline: if the executable exposes a simulated one (``exe.stats["timeline"]`` or the blob's metadata
-``timeline``: entries ``{task, start, end}`` in cycles, e.g. a simulated npu target), it is used as it is;
+``timeline``: entries ``{task, start, end}`` in cycles; on an npu target the replay the blob records,
+``task_start_cycles`` / ``task_cycles``), it is used as it is;
 otherwise ``Executable.profile`` measures ``runs`` runs on seeded random inputs (as ``nnkiln bench``) and the
 report shows, per task, the median duration and the timeline of the median run.
 
@@ -115,8 +116,14 @@ def random_inputs(exe: Any, seed: int) -> dict[str, np.ndarray]:
 
 
 def _simulated(exe: Any) -> list[Timing] | None:
-    """A simulated timeline the executable or blob carries, if any (see the module docstring)."""
-    entries = exe.stats.get("timeline") or exe.blob.metadata.get("timeline")
+    """A simulated timeline the executable or blob carries, if any (see the module docstring): on an npu target the
+    blob's own replay (METADATA ``task_start_cycles`` / ``task_cycles``, what ``nnkiln inspect`` shows)."""
+    meta = exe.blob.metadata
+    entries = exe.stats.get("timeline") or meta.get("timeline")
+    starts, cycles = meta.get("task_start_cycles"), meta.get("task_cycles")
+    npu = any(e.get("kind") == "NCE" for e in meta.get("executors", ()) if isinstance(e, dict))
+    if not entries and npu and isinstance(starts, list) and isinstance(cycles, list):
+        entries = [(i, s, s + c) for i, (s, c) in enumerate(zip(starts, cycles))]
     if not entries:
         return None
     tasks = exe.blob.tasks

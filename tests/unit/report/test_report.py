@@ -146,3 +146,23 @@ def test_a_headless_browser_renders_the_page(tmp_path: Path, page: str) -> None:
                     f"--screenshot={shot}", html.as_uri()], check=True, capture_output=True, timeout=120)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000  # a rendered page, not a blank one
+
+
+def test_an_npu_blob_shows_its_simulated_schedule_and_every_memory(tmp_path: Path) -> None:
+    """On an npu target the Gantt chart is the replay the blob records (cycles, nothing measured) and there is one
+    memory chart per arena: DDR and the scratchpads the blob uses."""
+    import json
+
+    import nnkiln
+    from nnkiln.blob.inspect import describe
+
+    exe = nnkiln.compile(nnkiln.load(str(EXAMPLE)), target="npu")
+    blob = tmp_path / "m.kiln"
+    exe.save(blob)
+    page = report(str(blob), runs=1)
+    labels = html.unescape(" ".join(re.findall(r'aria-label="([^"]*)"', page)))
+    memories = {a["name"] for a in json.loads(json.dumps(describe(exe.blob)))["metadata"]["arenas"]}
+    assert "DDR" in memories and any(m.startswith("CMX") for m in memories)
+    for m in memories:
+        assert f"memory '{m}'" in labels
+    assert "simulated (cycles)" in page and "profiled run" not in page
