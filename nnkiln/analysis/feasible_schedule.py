@@ -18,6 +18,8 @@ Algorithm (the spec's "ready lists" with time):
   finished; a data or compute job only once its compute job is admitted; a pinned job only on its instance);
 - when jobs finish, the buffers whose users have all finished free their bytes (the range becomes available at
   that time); time advances to the next finish.
+- at most ``max_groups`` groups are admitted and unfinished at once (barrier pressure), unless the groups in
+  flight wait for one that is not (a store ordered after a load of a later tile): then one more is admitted;
 - a group is admitted only when every other dependency of its compute job has started or has its own group
   admitted (a resident input's producer): an admitted group never waits for a group that cannot be admitted;
 - spills: when nothing runs and nothing can start (the CMX is full of resident buffers, or fragmented), the
@@ -382,6 +384,10 @@ def schedule(jobs: Sequence[Job], pools: dict[str, int], bufs: Sequence[Buf] = (
                 heapq.heappush(running, (end[i], i))
                 order.append(i)
                 ext_done(i)  # started: it will finish without more bytes
+        if not running and max_groups and in_flight >= max_groups and any(admit(g) for g in sorted(
+                candidates, key=lambda g: (-prio[g], g))):  # the in-flight groups wait for one not admitted yet
+            candidates.difference_update(admitted)
+            continue
         if not running and dma_cycles is not None and spill_one():
             continue
         if not running:

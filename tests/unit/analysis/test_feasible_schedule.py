@@ -84,3 +84,14 @@ def test_without_a_spill_price_a_blocked_schedule_is_an_error() -> None:
     bufs = [Buf("CMX0", 60, [0, 3]), Buf("CMX0", 50, [1, 2]), Buf("CMX0", 10, [2, 3])]
     with pytest.raises(ScheduleError, match="cannot start"):
         schedule(jobs, {"DMA": 1, "NCE": 1}, bufs, {"CMX0": 100})
+
+
+def test_the_in_flight_limit_yields_when_the_groups_in_flight_wait_for_another() -> None:
+    """One group in flight at most; group A's store must wait for group B's load (it overwrites DDR bytes that load
+    reads): with only A admitted nothing could run, so B is admitted too."""
+    jobs = [Job(set(), 5, "DMA"), Job({0}, 100, "NCE", 0), Job(set(), 5, "DMA"), Job({1, 2}, 5, "DMA"),
+            Job({2}, 10, "NCE", 0)]
+    bufs = [Buf("CMX0", 10, [0, 1]), Buf("CMX0", 10, [1, 3]), Buf("CMX0", 10, [2, 4])]
+    s = schedule(jobs, {"DMA": 1, "NCE": 1}, bufs, {"CMX0": 100}, max_groups=1)
+    assert _violations(s, 100) == [] and len(s.order) == len(jobs)
+    assert s.end[2] <= s.start[3]
