@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, NameLoc, StringAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
@@ -292,6 +292,8 @@ class TaskTable:
         for i, (kernel, ins, outs, attrs, posts, op, perms) in enumerate(items):
             self.ops.append(op)
             self.rt_tasks.append(task)
+            loc = getattr(op, "location", None)
             self.b.add_task(kernel, ins, outs, attrs=attrs, post_ops=posts, executor=task.executor_name,
                             executor_index=task.executor_index_value, waits=waits if i == 0 else (),
-                            updates=updates if i == len(items) - 1 else (), operand_perms=perms)
+                            updates=updates if i == len(items) - 1 else (), operand_perms=perms,
+                            source=loc.desc.data if isinstance(loc, NameLoc) else "")

@@ -83,6 +83,7 @@ def describe(blob: Blob) -> dict[str, Any]:
         "index": i, "executor": t.executor, "executor_index": t.executor_index, "kernel": t.kernel,
         "attrs": _to_json(t.args.get("attrs", {})), "post_ops": _to_json(t.args.get("post_ops", [])),
         **({"operand_perms": _to_json(t.args["operand_perms"])} if t.args.get("operand_perms") else {}),
+        **({"source": t.args["source"]} if isinstance(t.args.get("source"), str) else {}),
         "inputs": list(t.ins), "outputs": list(t.outs), "waits": list(t.waits), "updates": list(t.updates),
         **({"programs": _programs(blob, t)} if t.kernel in CONTROL_FLOW_KERNELS else {}),
         **({"cycles": cycles[i], "start_cycle": starts[i]} if timed else {}),  # type: ignore[index]

@@ -236,8 +236,10 @@ class BlobBuilder:
     def add_task(self, kernel: str, ins: Sequence[int], outs: Sequence[int], *, attrs: dict[str, Any] | None = None,
                  post_ops: Sequence[dict[str, Any]] = (), executor: str = "cpu", executor_index: int = 0,
                  waits: Sequence[int] = (), updates: Sequence[int] = (),
-                 operand_perms: Sequence[Sequence[int]] = ()) -> int:
+                 operand_perms: Sequence[Sequence[int]] = (), source: str = "") -> int:
         args: dict[str, Any] = {"attrs": dict(attrs or {}), "post_ops": [dict(p) for p in post_ops]}
+        if source:
+            args["source"] = source
         if any(operand_perms):
             args["operand_perms"] = [list(p) for p in operand_perms]
         self.tasks.append(TaskDesc(executor, int(executor_index), kernel, args, tuple(ins), tuple(outs),

@@ -278,6 +278,7 @@ def convert_function(func: FuncOp, views: bool, compile_program: ProgramCompiler
                 env[r] = k
         elif op.name.startswith("tosa."):
             kernel = add(KernelOp(op.name, [env[o] for o in op.operands], result_buffers(op), kernel_attrs(op)))
+            kernel.location = op.location  # the source node: the blob's task names it (``nnkiln report``)
             for r, k in zip(op.results, kernel.results):
                 env[r] = k
         else:

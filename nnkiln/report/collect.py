@@ -13,9 +13,10 @@ report shows, per task, the median duration and the timeline of the median run.
 
 Source graph: the nodes of the model as its author wrote them. For ONNX, the ONNX graph itself (node names and
 op types); for other formats, the imported TOSA ops with the source names the importer records (``NameLoc``).
-The compiler does not carry source locations down to the blob's tasks (they are lost from ``tosa-to-buf`` on),
-so source nodes are coloured by executor only when one executor instance runs the whole program; the task graph
-(what runs) is always coloured by executor.
+The compiler carries each op's source node down to the blob: a task's kernel args name it (``source``, shown by
+``nnkiln inspect``), so a source node is coloured by the executor instance that runs its tasks (an NCE op's tiles:
+several instances, listed in the tooltip); a node with no task of its own (folded constants, views, post-ops fused
+into a producer) is grey. The task graph (what runs) is always coloured by executor.
 """
 
 from __future__ import annotations

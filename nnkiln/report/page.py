@@ -108,23 +108,31 @@ def task_graph(data: ReportData, colours: dict[str, str]) -> str:
 
 
 def source_graph(data: ReportData, colours: dict[str, str]) -> tuple[str, str]:
-    """The source graph's SVG and a note on its colours."""
+    """The source graph's SVG and a note on its colours: each node coloured by the executor instance that runs its
+    tasks (the blob's tasks name their source node: ``source``), grey when none does (folded, a view, or fused
+    into another node's task)."""
     assert data.source_nodes is not None
-    keys = sorted({_executor_key(t) for t in data.inspect["tasks"]})
-    key = keys[0] if len(keys) == 1 else "not mapped to tasks"
-    note = (f"every node runs on {key}" if len(keys) == 1 else
-            "several executor instances: source nodes are not mapped to tasks (the compiler does not keep "
-            "source locations down to tasks), see the task graph")
+    runs_on: dict[str, list[str]] = {}
+    for t in data.inspect["tasks"]:
+        if t.get("source"):
+            runs_on.setdefault(t["source"], []).append(_executor_key(t))
     shown = [n for n in data.source_nodes if n.op != "Constant"]  # constants clutter; counted in the summary
     producer = {o: k for k, n in enumerate(shown) for o in n.outputs}
     edges = [(producer[i], k) for k, n in enumerate(shown) for i in n.inputs if i in producer]
-    nodes = [Node([n.op, *([n.name[:48]] if n.name else [])], key,
-                  f"{n.name or '(unnamed)'} ({n.op}) reads {', '.join(n.inputs)}; writes {', '.join(n.outputs)}")
-             for n in shown]
+    nodes = []
+    for n in shown:
+        keys = sorted(set(runs_on.get(n.name, ())))
+        where = (f"runs on {', '.join(keys)}" if keys else "no task of its own (folded, a view, or fused)")
+        nodes.append(Node([n.op, *([n.name[:48]] if n.name else [])], keys[0] if keys else "no task",
+                          f"{n.name or '(unnamed)'} ({n.op}) reads {', '.join(n.inputs)}; writes "
+                          f"{', '.join(n.outputs)}; {where}"))
+    mapped = sum(1 for n in shown if n.name in runs_on)
+    note = (f"{mapped} of {len(shown)} nodes mapped to the tasks that run them (coloured by the first executor "
+            "instance; the tooltip lists all), the others grey")
     if len(shown) < len(data.source_nodes):
         note += f"; {len(data.source_nodes) - len(shown)} ONNX Constant nodes not drawn"
-    legend = colours if len(keys) == 1 else {key: "#ddd"}
-    return to_svg(dag(nodes, edges), legend, "source graph"), note
+    legend = {k: c for k, c in colours.items() if any(k in v for v in runs_on.values())}
+    return to_svg(dag(nodes, edges), {**legend, "no task": "#ddd"}, "source graph"), note
 
 
 def task_table(data: ReportData) -> str:

@@ -240,6 +240,7 @@ def tile_kernel(op: KernelOp, target: Target, tiles: list[nce_tiles.Tile], resid
         k = KernelOp(kernel, cmx_ins, [cmx_out], DictionaryAttr(props),
                      list(op.post_ops.data) if op.post_ops else None)
         k.attributes[NCE_ATTR] = IntegerAttr(tile.cluster, i64)
+        k.location = op.location
         em.add(k)
         if keep:
             resident[op.results[0]] = cmx_out

@@ -162,6 +162,7 @@ def _fuse(p: KernelOp) -> KernelOp | None:
     old_posts = list(p.post_ops.data) if p.post_ops else []
     fused = KernelOp(p.kernel.data, ins, [out], p.attrs, old_posts + [DictionaryAttr(post)])  # type: ignore[arg-type]
     fused.attributes.update(p.attributes)
+    fused.location = p.location  # the producer's source node names the fused kernel
     block.insert_op_before(fused, p)  # type: ignore[union-attr]
     _POS[fused] = _pos(p)
     e.results[0].replace_all_uses_with(fused.results[0])

@@ -52,6 +52,7 @@ class AvgPoolAsDepthwise(RewritePattern):
         b = const(np.zeros((c,), np.float32), elem(pool.input))
         dw = DepthwiseConv2DOp.make([pool.input, w.output, b.output], elem(pool.output), pad=(0, 0, 0, 0),
                                     stride=tuple(pool.stride.get_values()), dilation=(1, 1), input_zp=0, weight_zp=0)
+        dw.location = pool.location  # the source node stays named (nnkiln report)
         rewriter.replace(pool, [w, b, dw])
 
 

@@ -119,6 +119,7 @@ class _Converter:
         result_type = F32 if op.name in _CONVS else F16
         new = type(op).create(operands=operands, result_types=[TensorType(result_type, shape(op.results[0]))],
                               properties=dict(op.properties), attributes=dict(op.attributes))
+        new.location = op.location  # the source node stays named (nnkiln report)
         self.rewriter.insert_op(new, InsertPoint.before(op))
         result = new.results[0]
         if result_type == F16:

@@ -92,6 +92,7 @@ def _rebuild(op: Conv2DOp | DepthwiseConv2DOp, x: SSAValue, w: SSAValue, b: SSAV
     out_type = TensorType(op.output.type.element_type, (n, oh, ow, shape(b)[0]))  # type: ignore[attr-defined]
     conv = type(op).create(operands=[x, w, b], result_types=[out_type], properties=dict(op.properties),
                            attributes=dict(op.attributes))
+    conv.location = op.location  # the source node stays named (nnkiln report)
     out = slice_(conv.output, (0, 0, 0, 0), (n, oh, ow, channels))
     rewriter.replace(op, [*new, conv, out])
 

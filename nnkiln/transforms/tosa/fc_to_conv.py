@@ -67,6 +67,7 @@ class FullyConnectedToConv(RewritePattern):
         w = reshape(fc.weight, (oc, 1, 1, ic)) if w_arr is None else const(w_arr.reshape(oc, 1, 1, ic), elem(fc.weight))
         conv = Conv2DOp.make([x.output, w.output, fc.bias], elem(fc.output), input_zp=fc.input_zp.value.data,
                              weight_zp=fc.weight_zp.value.data, **_UNIT)
+        conv.location = fc.location  # the source node stays named (nnkiln report)
         out = reshape(conv.output, (n, oc))
         rewriter.replace(fc, [x, w, conv, out])
 
@@ -86,6 +87,7 @@ class ConstMatMulToConv(RewritePattern):
         bias = const(np.zeros((n,), np.int32 if kind(mm.output) is Kind.I32 else np.float32), elem(mm.output))
         conv = Conv2DOp.make([x.output, w.output, bias.output], elem(mm.output), input_zp=mm.A_zp.value.data,
                              weight_zp=mm.B_zp.value.data, **_UNIT)
+        conv.location = mm.location  # the source node stays named (nnkiln report)
         out = reshape(conv.output, (1, m, n))
         rewriter.replace(mm, [x, w, bias, conv, out])
 

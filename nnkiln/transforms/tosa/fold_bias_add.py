@@ -103,6 +103,7 @@ class FoldIntoProducer(RewritePattern):
             operands = [consts[i].output if i in consts else v for i, v in enumerate(p.operands)]
             new = type(p).create(operands=operands, result_types=[out], properties=dict(p.properties),
                                  attributes=dict(p.attributes))
+            new.location = p.location  # the source node stays named (nnkiln report)
             rewriter.insert([*consts.values(), new], InsertPoint.before(p))
             rewriter.replace(e, (), new.results)
             rewriter.erase(p)

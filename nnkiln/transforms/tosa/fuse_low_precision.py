@@ -78,6 +78,7 @@ class FoldWideningRescale(RewritePattern):
         props = {**op.properties, "input_zp": to_attr(izp)}
         new = RescaleOp.create(operands=[first.input], result_types=[op.output.type], properties=props,
                                attributes=dict(op.attributes))
+        new.location = op.location  # the source node stays named (nnkiln report)
         try:
             new.verify()
         except (VerifyError, VerifyException):

@@ -135,6 +135,7 @@ class SinkTranspose(RewritePattern):
         new_type = TensorType(res.type.element_type, tuple(old_shape[inv[i]] for i in range(rank)))  # type: ignore[attr-defined]
         new = type(op).create(operands=new_operands, result_types=[new_type], properties=props,
                               attributes=dict(op.attributes))
+        new.location = op.location  # the source node stays named (nnkiln report)
         old_operands = list(op.operands)
         rewriter.replace(op, [*consts, new, TransposeOp.make([new.results[0]], new_type.element_type, perms=p)])
         erase_dead(rewriter, old_operands)

@@ -75,8 +75,10 @@ def subsample(v: SSAValue, axis: int, factor: int, count: int, new: list[Operati
 def _with_stride(op: Operation, stride: int, result_type: TensorType) -> Operation:
     """``op`` with stride (stride, stride) and ``result_type``."""
     props = {**op.properties, "stride": to_attr((stride, stride))}
-    return type(op).create(operands=list(op.operands), result_types=[result_type], properties=props,
-                           attributes=dict(op.attributes))
+    new = type(op).create(operands=list(op.operands), result_types=[result_type], properties=props,
+                          attributes=dict(op.attributes))
+    new.location = op.location  # the source node stays named (nnkiln report)
+    return new
 
 
 class SymmetricStride(RewritePattern):

@@ -168,6 +168,7 @@ def split(plan: _Plan) -> bool:
             types = [_per_sample_type(r, a, n) if a is not None else r.type for r, a in zip(op.results, ra)]
             clone = type(op).create(operands=operands, result_types=types,
                                     properties=per_sample_props(op, ra, n), attributes=dict(op.attributes))
+            clone.location = op.location  # the source node stays named (nnkiln report)
             new_ops.append(clone)
             env.update(zip(op.results, clone.results))
     try:  # a per-sample op the shape rules reject (a shape-valued property not adjusted): leave the function

@@ -166,3 +166,8 @@ def test_an_npu_blob_shows_its_simulated_schedule_and_every_memory(tmp_path: Pat
     for m in memories:
         assert f"memory '{m}'" in labels
     assert "simulated (cycles)" in page and "profiled run" not in page
+    # the blob's tasks name their source node, so the ONNX graph's convolutions are coloured by the NCE running them
+    from_model = report(str(EXAMPLE), target="npu", runs=1)
+    assert re.search(r"stem/conv \(Conv\)[^<]*runs on NCE:\d", html.unescape(from_model))
+    assert any(t.get("source") == "stem/conv" and t["executor"] == "NCE"
+               for t in json.loads(json.dumps(describe(exe.blob)))["tasks"])
