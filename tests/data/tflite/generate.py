@@ -21,7 +21,7 @@ Files written, for each model ``<name>``:
   OpResolverType.BUILTIN_REF)``, in the interpreter's output order, with the dtypes TFLite gives.
 - ``models.json``: per model its input and output details as the interpreter reports them (name, shape, dtype,
   quantization (scale, zero_point)) and the builtin operator names it contains (``_get_ops_details()``),
-  plus the operator list in execution order.
+  plus the operators in execution order with their versions and fused activations (read from the flatbuffer).
 
 Models: ``cnn_float``/``cnn_int8`` (conv3x3+relu, depthwise, folded BatchNorm, residual add, max pool,
 average pool, 1x1 conv+relu6, global average pool, dense, softmax), ``ops_float`` (an op soup: concat,
@@ -160,6 +160,22 @@ def run(path, xs):
     return [it.get_tensor(d["index"]).copy() for d in it.get_output_details()]
 
 
+def operators(path):
+    """Per operator in execution order: builtin name, operator version and fused activation (from the flatbuffer)."""
+    from tensorflow.lite.tools import flatbuffer_utils as fu
+    from tensorflow.lite.python import schema_py_generated as sch
+    codes = {v: k for k, v in vars(sch.BuiltinOperator).items() if not k.startswith("_")}
+    acts = {v: k for k, v in vars(sch.ActivationFunctionType).items() if not k.startswith("_")}
+    m = fu.read_model(path)
+    out = []
+    for op in m.subgraphs[0].operators:
+        oc = m.operatorCodes[op.opcodeIndex]
+        act = getattr(op.builtinOptions, "fusedActivationFunction", None) if op.builtinOptions else None
+        out.append({"op": codes[max(oc.builtinCode, oc.deprecatedBuiltinCode)], "version": int(oc.version),
+                    "fused_activation": None if act is None else acts[act]})
+    return out
+
+
 def details(ds):
     return [{"name": d["name"], "shape": [int(s) for s in d["shape"]], "dtype": np.dtype(d["dtype"]).name,
              "quantization": [float(d["quantization"][0]), int(d["quantization"][1])]} for d in ds]
@@ -225,6 +241,7 @@ def main():
         meta[name] = {"file": name + ".tflite", "bytes": len(blob), "samples": len(xs),
                       "inputs": details(ins), "outputs": details(outs),
                       "builtin_ops": sorted(set(op_names)), "ops_in_order": op_names,
+                      "operators": operators(path),
                       "files": {"x": [f"{name}_x{k * nin + i}.npy" for k in range(len(xs)) for i in range(nin)],
                                 "y": [f"{name}_y{k * nout + j}.npy" for k in range(len(xs)) for j in range(nout)]}}
         print(f"{name}: {len(blob)} bytes, ops {sorted(set(op_names))}")
