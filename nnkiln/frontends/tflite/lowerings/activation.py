@@ -1,0 +1,173 @@
+"""Activations (``legalize_tfl``: ``tfl.relu``, ``tfl.relu6``, ``tfl.relu_n1_to_1``, ``tfl.leaky_relu``,
+``tfl.logistic``, ``tfl.tanh``, ``tfl.gelu``, ``tfl.hard_swish``, ``tfl.softmax``).
+
+Float forms are the document's. int8 LOGISTIC/TANH follow the document: a 256-entry TABLE built at import by
+dequantizing every int8 code, applying the float function and requantizing (round half away from zero).
+Deviation noted: TFLite's reference int8 kernels compute these in gemmlowp fixed point, which can differ by one
+step from the correctly rounded table on a few codes. int8 SOFTMAX uses ``common.quant.softmax_i8`` (integer exp
+table, CLZ normalisation, INT_DIV) instead of TFLite's gemmlowp arithmetic: the same kind of 1-step deviation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
+from nnkiln.dialects.tosa.base import Kind, element_type
+from nnkiln.frontends.common.arith import etype, scalar_like, shape_of
+from nnkiln.frontends.tflite.importer import OpContext
+from nnkiln.frontends.tflite.lowerings._common import RELU, RELU6, RELU_N1_TO_1, fused_activation
+from nnkiln.frontends.tflite.lowerings._registry import lowering
+
+
+@lowering("RELU", "RELU6", "RELU_N1_TO_1")
+def relu(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.relu``/``relu6``/``relu_n1_to_1`` → CLAMP (float bounds, or int8 bounds of the output when input
+    and output quantization agree; otherwise a RESCALE first)."""
+    from nnkiln.frontends.tflite.lowerings._common import rescale_tfl
+
+    act = {"RELU": RELU, "RELU6": RELU6, "RELU_N1_TO_1": RELU_N1_TO_1}[ctx.op.name]
+    x = ctx.value(0)
+    if ctx.is_quantized():
+        qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
+        if float(qi.scale[0]) != float(qo.scale[0]) or int(qi.zero_point[0]) != int(qo.zero_point[0]):
+            x = rescale_tfl(ctx.g, x, Kind.I8, float(qi.scale[0]) / float(qo.scale[0]),
+                            input_zp=int(qi.zero_point[0]), output_zp=int(qo.zero_point[0]))
+    return [fused_activation(ctx, x, act)]
+
+
+def _table_i8(ctx: OpContext, fn: object) -> SSAValue:
+    """int8 → int8 TABLE of ``fn`` (a numpy float64 function) between the input and output quantization."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import TableOp
+
+    qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
+    codes = np.arange(-128, 128, dtype=np.float64)
+    real = (codes - int(qi.zero_point[0])) * float(qi.scale[0])
+    y = fn(real) / float(qo.scale[0])  # type: ignore[operator]
+    q = np.clip(np.sign(y) * np.floor(np.abs(y) + 0.5) + int(qo.zero_point[0]), -128, 127).astype(np.int8)
+    table = ctx.g.const(q, TensorType(element_type(Kind.I8), [256]))
+    return ctx.g.value(TableOp, [ctx.value(0), table], element_type(Kind.I8))
+
+
+@lowering("LOGISTIC")
+def logistic(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.logistic`` → SIGMOID (float) or TABLE (int8, module docstring)."""
+    from nnkiln.dialects.tosa.ops_activation import SigmoidOp
+
+    if ctx.is_quantized():
+        return [_table_i8(ctx, lambda v: 1.0 / (1.0 + np.exp(-v)))]
+    x = ctx.value(0)
+    return [ctx.g.value(SigmoidOp, [x], etype(x))]
+
+
+@lowering("TANH")
+def tanh(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.tanh`` → TANH (float) or TABLE (int8, module docstring)."""
+    from nnkiln.dialects.tosa.ops_activation import TanhOp
+
+    if ctx.is_quantized():
+        return [_table_i8(ctx, np.tanh)]
+    x = ctx.value(0)
+    return [ctx.g.value(TanhOp, [x], etype(x))]
+
+
+@lowering("LEAKY_RELU")
+def leaky_relu(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.leaky_relu`` → MAXIMUM(x, alpha·x) for 0 <= alpha <= 1, else SELECT(x > 0, x, alpha·x) (the
+    document's form uses GREATER_EQUAL + SELECT; the same values). Float only; int8 uses a TABLE."""
+    from nnkiln.dialects.tosa.ops_comparison import GreaterOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MaximumOp, MulOp
+    from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
+
+    alpha = float(np.float32(ctx.opt("Alpha", 0.2)))
+    if ctx.is_quantized():
+        return [_table_i8(ctx, lambda v: np.where(v > 0, v, v * alpha))]
+    x = ctx.value(0)
+    ax = ctx.g.value(MulOp, [x, scalar_like(ctx.g, alpha, x)], etype(x), shift=0)
+    if 0.0 <= alpha <= 1.0:
+        return [ctx.g.value(MaximumOp, [x, ax], etype(x))]
+    pos = ctx.g.value(GreaterOp, [x, scalar_like(ctx.g, 0.0, x)], element_type(Kind.BOOL))
+    return [ctx.g.value(SelectOp, [pos, x, ax], etype(x))]
+
+
+@lowering("HARD_SWISH")
+def hard_swish(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.hard_swish`` → x·CLAMP(x + 3, 0, 6)/6 (float; int8 via a TABLE, module docstring deviation)."""
+    from nnkiln.dialects.tosa.ops_activation import ClampOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp
+
+    if ctx.is_quantized():
+        return [_table_i8(ctx, lambda v: v * np.clip(v + 3.0, 0.0, 6.0) / 6.0)]
+    x = ctx.value(0)
+    g, et = ctx.g, etype(x)
+    r = g.value(ClampOp, [g.value(AddOp, [x, scalar_like(g, 3.0, x)], et)], et, min_val=0.0, max_val=6.0)
+    return [g.value(MulOp, [x, g.value(MulOp, [r, scalar_like(g, 1.0 / 6.0, x)], et, shift=0)], et, shift=0)]
+
+
+@lowering("GELU")
+def gelu(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.gelu`` (float): ``approximate`` → 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))); exact →
+    0.5·x·(1 + erf(x/√2)) with erf from TOSA ops (``onnx`` lowerings' ``approx.erf``, ~1e-7 absolute).
+    The document has no GELU lowering. int8 uses a TABLE."""
+    from nnkiln.dialects.tosa.ops_activation import TanhOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp
+
+    approximate = bool(ctx.opt("Approximate", False))
+    if ctx.is_quantized():
+        from scipy.special import erf  # type: ignore[import-untyped]
+
+        if approximate:
+            return [_table_i8(ctx, lambda v: 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3))))]
+        return [_table_i8(ctx, lambda v: 0.5 * v * (1 + erf(v / math.sqrt(2))))]
+    x = ctx.value(0)
+    g, et = ctx.g, etype(x)
+
+    def mul(a: SSAValue, b: SSAValue) -> SSAValue:
+        return g.value(MulOp, [a, b], et, shift=0)
+
+    if approximate:
+        x3 = mul(mul(x, x), x)
+        inner = mul(g.value(AddOp, [x, mul(x3, scalar_like(g, 0.044715, x))], et),
+                    scalar_like(g, math.sqrt(2 / math.pi), x))
+        t = g.value(TanhOp, [inner], et)
+    else:
+        t = _erf(ctx, mul(x, scalar_like(g, 1 / math.sqrt(2), x)))
+    one_plus = g.value(AddOp, [t, scalar_like(g, 1.0, x)], et)
+    return [mul(mul(x, one_plus), scalar_like(g, 0.5, x))]
+
+
+def _erf(ctx: OpContext, x: SSAValue) -> SSAValue:
+    """erf of a float32 value (the ONNX lowerings' ``erf_ir``: it only uses ``ctx.g``)."""
+    from nnkiln.frontends.onnx.lowerings.approx import erf_ir
+
+    return erf_ir(ctx, x)  # type: ignore[arg-type]
+
+
+@lowering("SOFTMAX")
+def softmax(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.softmax`` over the last axis (document's float form): EXP(beta·(x − max)) / sum, the division as
+    RECIPROCAL + MUL. int8: ``common.quant.softmax_i8`` (module docstring)."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp, SubOp
+    from nnkiln.dialects.tosa.ops_elementwise_unary import ExpOp, ReciprocalOp
+    from nnkiln.dialects.tosa.ops_reduction import ReduceMaxOp, ReduceSumOp
+
+    beta = float(np.float32(ctx.opt("Beta", 1.0)))
+    x = ctx.value(0)
+    axis = len(shape_of(x)) - 1
+    g = ctx.g
+    if ctx.is_quantized():
+        from nnkiln.frontends.common.quant import softmax_i8
+
+        qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
+        return [softmax_i8(g, x, float(qi.scale[0]) * beta, [axis], float(qo.scale[0]), int(qo.zero_point[0]))]
+    et = etype(x)
+    m = g.value(ReduceMaxOp, [x], et, axis=axis)
+    d = g.value(SubOp, [x, m], et)
+    if beta != 1.0:
+        d = g.value(MulOp, [d, scalar_like(g, beta, x)], et, shift=0)
+    e = g.value(ExpOp, [d], et)
+    s = g.value(ReduceSumOp, [e], et, axis=axis)
+    return [g.value(MulOp, [e, g.value(ReciprocalOp, [s], et)], et, shift=0)]
