@@ -9,10 +9,12 @@ from __future__ import annotations
 from nnkiln.frontends.tflite.lowerings import (  # noqa: F401 - imported for their @lowering registrations
     activation,
     elementwise,
+    logic,
     nn,
     quantize,
     reduce,
     shape,
+    shape_more,
 )
 from nnkiln.frontends.tflite.lowerings._registry import LOWERINGS
 

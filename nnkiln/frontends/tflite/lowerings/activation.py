@@ -117,7 +117,7 @@ def gelu(ctx: OpContext) -> list[SSAValue]:
 
     approximate = bool(ctx.opt("Approximate", False))
     if ctx.is_quantized():
-        from scipy.special import erf  # type: ignore[import-untyped]
+        erf = np.vectorize(math.erf)
 
         if approximate:
             return [_table_i8(ctx, lambda v: 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3))))]
@@ -171,3 +171,55 @@ def softmax(ctx: OpContext) -> list[SSAValue]:
     e = g.value(ExpOp, [d], et)
     s = g.value(ReduceSumOp, [e], et, axis=axis)
     return [g.value(MulOp, [e, g.value(ReciprocalOp, [s], et)], et, shift=0)]
+
+
+@lowering("LOG_SOFTMAX")
+def log_softmax(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.log_softmax`` (float, last axis) → (x − max) − LOG(REDUCE_SUM(EXP(x − max))) (document's form).
+    int8 is not supported yet."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import SubOp
+    from nnkiln.dialects.tosa.ops_elementwise_unary import ExpOp, LogOp
+    from nnkiln.dialects.tosa.ops_reduction import ReduceMaxOp, ReduceSumOp
+
+    if ctx.is_quantized():
+        raise ctx.error("int8 LOG_SOFTMAX is not supported yet")
+    x = ctx.value(0)
+    g, et = ctx.g, etype(x)
+    axis = len(shape_of(x)) - 1
+    d = g.value(SubOp, [x, g.value(ReduceMaxOp, [x], et, axis=axis)], et)
+    s = g.value(ReduceSumOp, [g.value(ExpOp, [d], et)], et, axis=axis)
+    return [g.value(SubOp, [d, g.value(LogOp, [s], et)], et)]
+
+
+@lowering("ELU")
+def elu(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.elu`` → SELECT(x > 0, x, EXP(x) − 1) (float; int8 by a TABLE)."""
+    from nnkiln.dialects.tosa.ops_comparison import GreaterOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import SubOp
+    from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
+    from nnkiln.dialects.tosa.ops_elementwise_unary import ExpOp
+
+    if ctx.is_quantized():
+        return [_table_i8(ctx, lambda v: np.where(v > 0, v, np.expm1(np.minimum(v, 0))))]
+    x = ctx.value(0)
+    g, et = ctx.g, etype(x)
+    em1 = g.value(SubOp, [g.value(ExpOp, [x], et), scalar_like(g, 1.0, x)], et)
+    pos = g.value(GreaterOp, [x, scalar_like(g, 0.0, x)], element_type(Kind.BOOL))
+    return [g.value(SelectOp, [pos, x, em1], et)]
+
+
+@lowering("PRELU")
+def prelu(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.prelu`` (float) → SELECT(x >= 0, x, alpha·x) with alpha broadcast (document's form)."""
+    from nnkiln.dialects.tosa.ops_comparison import GreaterEqualOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp
+    from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
+    from nnkiln.frontends.common.broadcast import equal_ranks
+
+    if ctx.is_quantized():
+        raise ctx.error("int8 PRELU is not supported yet")
+    x, alpha = equal_ranks(ctx.g, ctx.value(0), ctx.value(1))
+    g, et = ctx.g, etype(x)
+    ax = g.value(MulOp, [x, alpha], et, shift=0)
+    pos = g.value(GreaterEqualOp, [x, scalar_like(g, 0.0, x)], element_type(Kind.BOOL))
+    return [g.value(SelectOp, [pos, x, ax], et)]
