@@ -22,14 +22,16 @@ def _ivec(b: flatbuffers.Builder, start: Any, values: Sequence[int]) -> int:
 
 
 def build_model(op: str, inputs: Sequence[tuple[str, np.ndarray | tuple[Sequence[int], Any]]],
-                outputs: Sequence[tuple[str, Sequence[int], Any]], options: tuple[str, dict[str, Any]] | None = None
-                ) -> bytes:
+                outputs: Sequence[tuple[str, Sequence[int], Any]], options: tuple[str, dict[str, Any]] | None = None,
+                quant: dict[str, tuple[Sequence[float], Sequence[int], int]] | None = None) -> bytes:
     """One subgraph running builtin ``op`` (its name, e.g. ``"PACK"``). ``inputs``: (name, constant array) or
     (name, (shape, dtype)) for a graph input; ``outputs``: (name, shape, dtype). ``options``: (options table
-    name, e.g. ``"PackOptions"``, {field: scalar})."""
+    name, e.g. ``"PackOptions"``, {field: scalar}). ``quant``: tensor name → (scales, zero points, quantized
+    dimension)."""
     # the package's __init__ rebinds ``tflite.Buffer`` etc. to the classes: fetch the modules themselves
-    Buf, Mod, Op, OC, SG, Ten = (importlib.import_module(f"tflite.{m}") for m in
-                                 ("Buffer", "Model", "Operator", "OperatorCode", "SubGraph", "Tensor"))
+    Buf, Mod, Op, OC, SG, Ten, QP = (importlib.import_module(f"tflite.{m}") for m in
+                                     ("Buffer", "Model", "Operator", "OperatorCode", "SubGraph", "Tensor",
+                                      "QuantizationParameters"))
     from tflite.BuiltinOperator import BuiltinOperator
     from tflite.BuiltinOptions import BuiltinOptions
 
@@ -60,7 +62,25 @@ def build_model(op: str, inputs: Sequence[tuple[str, np.ndarray | tuple[Sequence
     for (name, shape, dtype, _), bi in zip(specs, buffer_index):
         nm = b.CreateString(name)
         sh = _ivec(b, Ten.StartShapeVector, shape)
+        qoff = None
+        if quant and name in quant:
+            scales, zps, dim = quant[name]
+            QP.StartScaleVector(b, len(scales))
+            for v in reversed(list(scales)):
+                b.PrependFloat32(float(v))
+            sv = b.EndVector()
+            QP.StartZeroPointVector(b, len(zps))
+            for v in reversed(list(zps)):
+                b.PrependInt64(int(v))
+            zv = b.EndVector()
+            QP.Start(b)
+            QP.AddScale(b, sv)
+            QP.AddZeroPoint(b, zv)
+            QP.AddQuantizedDimension(b, dim)
+            qoff = QP.End(b)
         Ten.Start(b)
+        if qoff is not None:
+            Ten.AddQuantization(b, qoff)
         Ten.AddShape(b, sh)
         Ten.AddType(b, _TYPES[np.dtype(dtype)])
         Ten.AddBuffer(b, bi)

@@ -247,15 +247,15 @@ def transpose_conv(ctx: OpContext) -> list[SSAValue]:
     """``tfl.transpose_conv`` (inputs: output_shape, weights [OC,KH,KW,IC], input, bias?) → TRANSPOSE_CONV2D
     (document's ``convertTFLTransposeConvOp``): TFLite's padding (computed on the output as for a conv) becomes
     the crop ``out_pad``; a negative crop (output larger than the full result) pads and adds the bias after.
-    Float only."""
+    int8: int32 accumulation with the input zero point, then TFLite's per-channel requantization (as
+    ``reference_integer_ops::TransposeConv``)."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp
     from nnkiln.dialects.tosa.ops_tensor import TransposeConv2DOp
 
-    if ctx.is_quantized():
-        raise ctx.error("int8 TRANSPOSE_CONV is not supported yet")
-    out_shape = [int(d) for d in ctx.tout().shape]
-    w = _weights(ctx, 1).astype(np.float32)
     x = ctx.value(2)
+    q = ctx.tin(2).dtype == np.int8
+    out_shape = [int(d) for d in ctx.tout().shape]
+    w = _weights(ctx, 1)
     strides = [int(ctx.opt("StrideH", 1)), int(ctx.opt("StrideW", 1))]
     n, ih, iw, _ = shape_of(x)
     oc, kh, kw, _ = w.shape
@@ -266,31 +266,45 @@ def transpose_conv(ctx: OpContext) -> list[SSAValue]:
         before = max((insz - 1) * s + k - out_shape[1 + i], 0) // 2 if same else 0
         crops.append((before, full - before - out_shape[1 + i]))
     neg = any(c < 0 for pair in crops for c in pair)
-    bias = _bias(ctx, 3, oc, False)
-    et = etype(x)
+    bias = _bias(ctx, 3, oc, q)
+    acc_t = element_type(Kind.I32) if q else etype(x)
+    zero_bias = ctx.g.const(np.zeros(oc, np.int32 if q else np.float32), TensorType(acc_t, [oc]))
     out_pad = [max(c, 0) for pair in crops for c in pair]
     full_shape = [n] + [(sz - 1) * s + k - out_pad[2 * i] - out_pad[2 * i + 1]
                         for i, (sz, s, k) in enumerate(((ih, strides[0], kh), (iw, strides[1], kw)))] + [oc]
-    y = ctx.g.value(TransposeConv2DOp, [x, ctx.g.const(w), ctx.g.const(np.zeros(oc, np.float32)) if neg else bias],
-                    et, out_pad=out_pad, stride=strides, out_shape=full_shape, input_zp=0, weight_zp=0)
+    if q:
+        qi, qw, qo = ctx.quant(ctx.tin(2)), ctx.quant(ctx.tin(1)), ctx.quant(ctx.tout())
+        if np.any(qw.zero_point != 0):
+            raise ctx.error("int8 weights with a non-zero zero point are not supported")
+        wv = ctx.g.const(w, TensorType(element_type(Kind.I8), list(w.shape)))
+        zps = {"input_zp": int(qi.zero_point[0]), "weight_zp": 0}
+    else:
+        wv, zps = ctx.g.const(w.astype(np.float32)), {"input_zp": 0, "weight_zp": 0}
+    y = ctx.g.value(TransposeConv2DOp, [x, wv, zero_bias if neg else bias], acc_t, out_pad=out_pad,
+                    stride=strides, out_shape=full_shape, **zps)
     if neg:
         y = pad_value(ctx.g, y, [(0, 0)] + [(max(-a, 0), max(-b, 0)) for a, b in crops] + [(0, 0)])
-        y = ctx.g.value(AddOp, [y, reshape(ctx.g, bias, (1, 1, 1, oc))], et)
+        y = ctx.g.value(AddOp, [y, reshape(ctx.g, bias, (1, 1, 1, oc))], acc_t)
+    if q:
+        s_in, s_out = float(qi.scale[0]), float(qo.scale[0])
+        scales = [s_in * float(sw) / s_out for sw in qw.scale.astype(np.float64)]
+        y = rescale_tfl(ctx.g, y, Kind.I8, scales * oc if len(scales) == 1 else scales,
+                        output_zp=int(qo.zero_point[0]))
     return [fused_activation(ctx, y)]
 
 
 @lowering("BATCH_MATMUL")
 def batch_matmul(ctx: OpContext) -> list[SSAValue]:
     """``tfl.batch_matmul`` → (TRANSPOSE for adj_x/adj_y) + RESHAPE to rank 3 + MATMUL + RESHAPE (document's
-    ``convertTFLBatchMatMulOp``); batch dimensions broadcast by TILE. Float only."""
+    ``convertTFLBatchMatMulOp``); batch dimensions broadcast by TILE. int8: MATMUL with both zero points (int32),
+    then TFLite's ``MultiplyByQuantizedMultiplier`` by ``s_a·s_b/s_out`` (one RESCALE), as its reference kernel."""
     from nnkiln.dialects.tosa.ops_data_layout import TileOp
     from nnkiln.dialects.tosa.ops_tensor import MatMulOp
     from nnkiln.frontends.common.broadcast import numpy_broadcast_shape
     from nnkiln.frontends.common.layout import transpose
 
-    if ctx.is_quantized():
-        raise ctx.error("int8 BATCH_MATMUL is not supported yet")
     g = ctx.g
+    q = ctx.is_quantized()
     a, b = ctx.value(0), ctx.value(1)
 
     def adj(v: SSAValue, flag: bool) -> SSAValue:
@@ -308,6 +322,14 @@ def batch_matmul(ctx: OpContext) -> list[SSAValue]:
             v = g.value(TileOp, [v], etype(v), multiples=[bt // f for bt, f in zip(batch, full)] + [1, 1])
         return reshape(g, v, (int(np.prod(batch)), *s[-2:]))
 
-    y = g.value(MatMulOp, [to3(a, sa), to3(b, sb)], etype(a), A_zp=0, B_zp=0)
+    if not q:
+        y = g.value(MatMulOp, [to3(a, sa), to3(b, sb)], etype(a), A_zp=0, B_zp=0)
+        return [reshape(g, y, ctx.tout().shape)]
+    qa, qb, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tin(1)), ctx.quant(ctx.tout())
+    if not (qa.per_tensor and qb.per_tensor):
+        raise ctx.error("per-channel quantized BATCH_MATMUL is not supported")
+    acc = g.value(MatMulOp, [to3(a, sa), to3(b, sb)], element_type(Kind.I32), A_zp=int(qa.zero_point[0]),
+                  B_zp=int(qb.zero_point[0]))
+    y = rescale_tfl(g, acc, Kind.I8, float(qa.scale[0]) * float(qb.scale[0]) / float(qo.scale[0]),
+                    output_zp=int(qo.zero_point[0]))
     return [reshape(g, y, ctx.tout().shape)]
-

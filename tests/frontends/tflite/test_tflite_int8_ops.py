@@ -1,0 +1,134 @@
+"""int8 lowerings against a numpy transcription of TFLite's reference integer kernels (``QuantizeMultiplier``,
+``MultiplyByQuantizedMultiplier`` = ``SaturatingRoundingDoublingHighMul`` then ``RoundingDivideByPOT``), on
+one-operator models built in the test: bit-exact, through the reference interpreter and compiled."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import nnkiln
+import nnkiln.reference
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tflite_builder import build_model  # noqa: E402
+
+RNG = np.random.default_rng(1)
+I8 = np.int8
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's ``QuantizeMultiplier``: (Q31 multiplier, exponent)."""
+    if real == 0:
+        return 0, 0
+    q, e = math.frexp(real)
+    m = math.floor(q * (1 << 31) + 0.5)  # TfLiteRound, q > 0
+    if m == 1 << 31:
+        m //= 2
+        e += 1
+    return m, e
+
+
+def srdhm(a: np.ndarray, b: int) -> np.ndarray:
+    """``SaturatingRoundingDoublingHighMul``: (a·b + nudge) / 2^31, C++ division truncating toward zero."""
+    out = []
+    for x in a.ravel():
+        ab = int(x) * b
+        v = ab + ((1 << 30) if ab >= 0 else 1 - (1 << 30))
+        out.append((abs(v) >> 31) * (1 if v >= 0 else -1))
+    return np.array(out, dtype=np.int64).reshape(a.shape)
+
+
+def rdbpot(x: np.ndarray, exp: int) -> np.ndarray:
+    mask = (1 << exp) - 1
+    rem = x & mask
+    thr = (mask >> 1) + (x < 0)
+    return (x >> exp) + (rem > thr)
+
+
+def mbqm(x: np.ndarray, real: float) -> np.ndarray:
+    """TFLite's ``MultiplyByQuantizedMultiplier(x, QuantizeMultiplier(real))``."""
+    m, e = quantize_multiplier(real)
+    left, right = max(e, 0), max(-e, 0)
+    return rdbpot(srdhm(x.astype(np.int64) * (1 << left), m), right)
+
+
+def _run(tmp_path: Path, op: str, inputs: list[tuple[str, Any]], out: tuple[str, list[int]],
+         feeds: dict[str, np.ndarray], options: Any, quant: dict[str, Any]) -> np.ndarray:
+    path = tmp_path / f"{op.lower()}.tflite"
+    path.write_bytes(build_model(op, inputs, [(out[0], out[1], I8)], options, quant))
+    module = nnkiln.load(str(path))
+    ref = np.asarray(nnkiln.reference.run(module, feeds)[out[0]])
+    comp = np.asarray(nnkiln.compile(module).run(feeds)[out[0]])
+    np.testing.assert_array_equal(comp, ref)
+    return ref
+
+
+def test_srdhm_matches_definition() -> None:
+    """The numpy transcription: C++ integer division truncates toward zero."""
+    a = np.array([-(1 << 20) - 3, -5, 0, 7, 1 << 25])
+    m = 1518500250
+    want = [int((int(x) * m + ((1 << 30) if int(x) * m >= 0 else 1 - (1 << 30))) / (1 << 31)) for x in a]
+    assert list(srdhm(a, m)) == want
+
+
+def test_batch_matmul_int8(tmp_path: Path) -> None:
+    a = RNG.integers(-128, 128, (2, 5, 7)).astype(I8)
+    b = RNG.integers(-128, 128, (2, 7, 3)).astype(I8)
+    sa, za, sb, zb, so, zo = 0.02, 3, 0.015, -7, 0.37, -5
+    y = _run(tmp_path, "BATCH_MATMUL", [("a", ((2, 5, 7), I8)), ("b", ((2, 7, 3), I8))], ("y", [2, 5, 3]),
+             {"a": a, "b": b}, ("BatchMatMulOptions", {}),
+             {"a": ([sa], [za], 0), "b": ([sb], [zb], 0), "y": ([so], [zo], 0)})
+    acc = np.matmul(a.astype(np.int64) - za, b.astype(np.int64) - zb)
+    real = float(np.float32(sa)) * float(np.float32(sb)) / float(np.float32(so))
+    want = np.clip(mbqm(acc, real) + zo, -128, 127)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_transpose_conv_int8_per_channel(tmp_path: Path) -> None:
+    x = RNG.integers(-128, 128, (1, 3, 4, 2)).astype(I8)
+    w = RNG.integers(-127, 128, (3, 3, 3, 2)).astype(I8)
+    bias = RNG.integers(-500, 500, (3,)).astype(np.int32)
+    sx, zx, so, zo = 0.05, -2, 0.4, 4
+    sw = [0.01, 0.02, 0.013]
+    out = [1, 6, 8, 3]
+    y = _run(tmp_path, "TRANSPOSE_CONV",
+             [("shape", np.array(out, np.int32)), ("w", w), ("x", ((1, 3, 4, 2), I8)), ("b", bias)], ("y", out),
+             {"x": x}, ("TransposeConvOptions", {"Padding": 0, "StrideH": 2, "StrideW": 2}),
+             {"x": ([sx], [zx], 0), "w": (sw, [0, 0, 0], 0), "b": ([sx * s for s in sw], [0, 0, 0], 0),
+              "y": ([so], [zo], 0)})
+    # TFLite reference: scatter (x - zx)·w into the full output, crop the SAME padding, add bias, requantize
+    full = np.zeros((1, (3 - 1) * 2 + 3, (4 - 1) * 2 + 3, 3), np.int64)
+    xi = x.astype(np.int64) - zx
+    for iy in range(3):
+        for ix in range(4):
+            full[0, iy * 2:iy * 2 + 3, ix * 2:ix * 2 + 3, :] += np.einsum("c,okjc->kjo", xi[0, iy, ix], w.astype(np.int64))
+    pad_h = max((3 - 1) * 2 + 3 - 6, 0) // 2
+    pad_w = max((4 - 1) * 2 + 3 - 8, 0) // 2
+    acc = full[:, pad_h:pad_h + 6, pad_w:pad_w + 8, :] + bias
+    want = np.empty(acc.shape, np.int64)
+    for c in range(3):
+        real = float(np.float32(sx)) * float(np.float32(sw[c])) / float(np.float32(so))
+        want[..., c] = mbqm(acc[..., c], real)
+    want = np.clip(want + zo, -128, 127)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_add_int8_matches_tflite_arithmetic(tmp_path: Path) -> None:
+    a = RNG.integers(-128, 128, (1, 4, 4, 8)).astype(I8)
+    b = RNG.integers(-128, 128, (1, 1, 1, 8)).astype(I8)
+    s1, z1, s2, z2, so, zo = 0.031, 5, 0.017, -11, 0.043, 2
+    y = _run(tmp_path, "ADD", [("a", ((1, 4, 4, 8), I8)), ("b", ((1, 1, 1, 8), I8))], ("y", [1, 4, 4, 8]),
+             {"a": a, "b": b}, ("AddOptions", {"FusedActivationFunction": 1}),
+             {"a": ([s1], [z1], 0), "b": ([s2], [z2], 0), "y": ([so], [zo], 0)})
+    f1, f2, fo = (float(np.float32(v)) for v in (s1, s2, so))
+    twice = 2 * max(f1, f2)
+    sa = mbqm((a.astype(np.int64) - z1) << 20, f1 / twice)
+    sb = mbqm((b.astype(np.int64) - z2) << 20, f2 / twice)
+    raw = mbqm(sa + sb, twice / ((1 << 20) * fo)) + zo
+    want = np.clip(raw, max(-128, zo), 127)
+    np.testing.assert_array_equal(y, want)
