@@ -4,8 +4,8 @@
 Float forms are the document's. int8 LOGISTIC/TANH follow the document: a 256-entry TABLE built at import by
 dequantizing every int8 code, applying the float function and requantizing (round half away from zero).
 Deviation noted: TFLite's reference int8 kernels compute these in gemmlowp fixed point, which can differ by one
-step from the correctly rounded table on a few codes. int8 SOFTMAX uses ``common.quant.softmax_i8`` (integer exp
-table, CLZ normalisation, INT_DIV) instead of TFLite's gemmlowp arithmetic: the same kind of 1-step deviation.
+step from the correctly rounded table on a few codes. int8 SOFTMAX reproduces TFLite's gemmlowp arithmetic
+exactly (``softmax_int8``).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def _erf(ctx: OpContext, x: SSAValue) -> SSAValue:
 @lowering("SOFTMAX")
 def softmax(ctx: OpContext) -> list[SSAValue]:
     """``tfl.softmax`` over the last axis (document's float form): EXP(beta·(x − max)) / sum, the division as
-    RECIPROCAL + MUL. int8: ``common.quant.softmax_i8`` (module docstring)."""
+    RECIPROCAL + MUL. int8: TFLite's gemmlowp arithmetic exactly (``softmax_int8``)."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp, SubOp
     from nnkiln.dialects.tosa.ops_elementwise_unary import ExpOp, ReciprocalOp
     from nnkiln.dialects.tosa.ops_reduction import ReduceMaxOp, ReduceSumOp
@@ -159,10 +159,12 @@ def softmax(ctx: OpContext) -> list[SSAValue]:
     axis = len(shape_of(x)) - 1
     g = ctx.g
     if ctx.is_quantized():
-        from nnkiln.frontends.common.quant import softmax_i8
+        from nnkiln.frontends.tflite.lowerings.softmax_int8 import softmax_int8_tflite
 
         qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
-        return [softmax_i8(g, x, float(qi.scale[0]) * beta, [axis], float(qo.scale[0]), int(qo.zero_point[0]))]
+        if ctx.tin(0).dtype != np.int8 or abs(float(qo.scale[0]) - 1 / 256) > 1e-9 or int(qo.zero_point[0]) != -128:
+            raise ctx.error("int8 SOFTMAX needs TFLite's output quantization (scale 1/256, zero point -128)")
+        return [softmax_int8_tflite(g, x, float(qi.scale[0]), float(np.float32(ctx.opt("Beta", 1.0))))]
     et = etype(x)
     m = g.value(ReduceMaxOp, [x], et, axis=axis)
     d = g.value(SubOp, [x, m], et)
