@@ -188,3 +188,15 @@ def test_softmax_int8_gemmlowp(tmp_path: Path) -> None:
         y = _run(tmp_path, "SOFTMAX", [("x", (shape, I8))], ("y", list(shape)), {"x": x},
                  ("SoftmaxOptions", {"Beta": 1.0}), {"x": ([s_in], [3], 0), "y": ([1 / 256], [-128], 0)})
         np.testing.assert_array_equal(y, _softmax_tflite_rows(x, float(np.float32(s_in)), 1.0))
+
+
+def test_leaky_relu_int8_all_codes(tmp_path: Path) -> None:
+    """TFLite's ``QuantizeLeakyRelu`` on every int8 code."""
+    x = np.arange(-128, 128, dtype=np.int64).astype(I8).reshape(1, 256)
+    s_in, z_in, s_out, z_out, alpha = 0.031, 7, 0.027, -20, 0.2
+    y = _run(tmp_path, "LEAKY_RELU", [("x", ((1, 256), I8))], ("y", [1, 256]), {"x": x},
+             ("LeakyReluOptions", {"Alpha": alpha}), {"x": ([s_in], [z_in], 0), "y": ([s_out], [z_out], 0)})
+    fi, fo, fa = float(np.float32(s_in)), float(np.float32(s_out)), float(np.float32(alpha))
+    v = x.astype(np.int64) - z_in
+    want = np.where(v >= 0, mbqm(v, fi / fo), mbqm(v, fi * fa / fo)) + z_out
+    np.testing.assert_array_equal(y, np.clip(want, -128, 127))

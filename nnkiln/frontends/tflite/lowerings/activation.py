@@ -1,10 +1,11 @@
 """Activations (``legalize_tfl``: ``tfl.relu``, ``tfl.relu6``, ``tfl.relu_n1_to_1``, ``tfl.leaky_relu``,
 ``tfl.logistic``, ``tfl.tanh``, ``tfl.gelu``, ``tfl.hard_swish``, ``tfl.softmax``).
 
-Float forms are the document's. int8 LOGISTIC/TANH follow the document: a 256-entry TABLE built at import by
-dequantizing every int8 code, applying the float function and requantizing (round half away from zero).
-Deviation noted: TFLite's reference int8 kernels compute these in gemmlowp fixed point, which can differ by one
-step from the correctly rounded table on a few codes. int8 SOFTMAX reproduces TFLite's gemmlowp arithmetic
+Float forms are the document's. int8 LOGISTIC/TANH/ELU/GELU/HARD_SWISH: a 256-entry TABLE built at import the
+way TFLite's reference kernels build their lookup table (``LUTPopulate``: float32 dequantize, function, scale,
+round); LOGISTIC and TANH are exact that way (TFLite's reference kernels evaluate int8 through that table), for
+HARD_SWISH TFLite's reference int8 kernel uses its own fixed-point arithmetic (deviation: at most one step on
+some codes, not measured yet). LEAKY_RELU int8 is TFLite's integer arithmetic tabulated exactly. int8 SOFTMAX reproduces TFLite's gemmlowp arithmetic
 exactly (``softmax_int8``).
 """
 
@@ -39,17 +40,25 @@ def relu(ctx: OpContext) -> list[SSAValue]:
     return [fused_activation(ctx, x, act)]
 
 
-def _table_i8(ctx: OpContext, fn: object) -> SSAValue:
-    """int8 → int8 TABLE of ``fn`` (a numpy float64 function) between the input and output quantization."""
+def _table_const(ctx: OpContext, codes: np.ndarray) -> SSAValue:
+    """TABLE of int8 ``x`` by the 256 int8 outputs ``codes`` (for inputs -128..127)."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import TableOp
 
-    qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
-    codes = np.arange(-128, 128, dtype=np.float64)
-    real = (codes - int(qi.zero_point[0])) * float(qi.scale[0])
-    y = fn(real) / float(qo.scale[0])  # type: ignore[operator]
-    q = np.clip(np.sign(y) * np.floor(np.abs(y) + 0.5) + int(qo.zero_point[0]), -128, 127).astype(np.int8)
-    table = ctx.g.const(q, TensorType(element_type(Kind.I8), [256]))
+    table = ctx.g.const(np.asarray(codes, np.int8), TensorType(element_type(Kind.I8), [256]))
     return ctx.g.value(TableOp, [ctx.value(0), table], element_type(Kind.I8))
+
+
+def _table_i8(ctx: OpContext, fn: object) -> SSAValue:
+    """int8 → int8 TABLE of ``fn`` built as TFLite's ``LUTPopulate`` does, in float32: dequantize
+    ``s_in·(q - zp_in)``, apply ``fn`` (evaluated in double, rounded to float32), multiply by ``1/s_out``, round
+    half away from zero, add ``zp_out``, clamp."""
+    qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
+    codes = np.arange(-128, 128, dtype=np.int32)
+    deq = np.float32(qi.scale[0]) * (codes - int(qi.zero_point[0])).astype(np.float32)
+    y = np.asarray(fn(deq.astype(np.float64)), dtype=np.float64).astype(np.float32)  # type: ignore[operator]
+    r = y * (np.float32(1) / np.float32(qo.scale[0]))
+    q = np.sign(r) * np.floor(np.abs(r) + np.float32(0.5)) + int(qo.zero_point[0])
+    return _table_const(ctx, np.clip(q, -128, 127))
 
 
 @lowering("LOGISTIC")
@@ -77,20 +86,41 @@ def tanh(ctx: OpContext) -> list[SSAValue]:
 @lowering("LEAKY_RELU")
 def leaky_relu(ctx: OpContext) -> list[SSAValue]:
     """``tfl.leaky_relu`` → MAXIMUM(x, alpha·x) for 0 <= alpha <= 1, else SELECT(x > 0, x, alpha·x) (the
-    document's form uses GREATER_EQUAL + SELECT; the same values). Float only; int8 uses a TABLE."""
+    document's form uses GREATER_EQUAL + SELECT; the same values). int8: a TABLE of TFLite's
+    ``QuantizeLeakyRelu`` (``MultiplyByQuantizedMultiplier`` by ``s_in/s_out`` or ``alpha·s_in/s_out`` by the sign
+    of ``q - zp_in``), computed at import: exact."""
     from nnkiln.dialects.tosa.ops_comparison import GreaterOp
     from nnkiln.dialects.tosa.ops_elementwise_binary import MaximumOp, MulOp
     from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
 
     alpha = float(np.float32(ctx.opt("Alpha", 0.2)))
     if ctx.is_quantized():
-        return [_table_i8(ctx, lambda v: np.where(v > 0, v, v * alpha))]
+        return [_leaky_relu_int8(ctx, alpha)]
     x = ctx.value(0)
     ax = ctx.g.value(MulOp, [x, scalar_like(ctx.g, alpha, x)], etype(x), shift=0)
     if 0.0 <= alpha <= 1.0:
         return [ctx.g.value(MaximumOp, [x, ax], etype(x))]
     pos = ctx.g.value(GreaterOp, [x, scalar_like(ctx.g, 0.0, x)], element_type(Kind.BOOL))
     return [ctx.g.value(SelectOp, [pos, x, ax], etype(x))]
+
+
+def _leaky_relu_int8(ctx: OpContext, alpha: float) -> SSAValue:
+    from nnkiln.frontends.tflite.lowerings._common import quantize_multiplier
+    from nnkiln.frontends.tflite.lowerings.softmax_int8 import rounding_divide_by_pot, srdhm
+
+    qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
+    s_in, s_out = float(qi.scale[0]), float(qo.scale[0])
+
+    def mbqm(v: int, real: float) -> int:
+        m, e = quantize_multiplier(real)
+        return rounding_divide_by_pot(srdhm(v * (1 << max(e, 0)), m), max(-e, 0))
+
+    out = []
+    for code in range(-128, 128):
+        v = code - int(qi.zero_point[0])
+        y = mbqm(v, s_in / s_out) if v >= 0 else mbqm(v, s_in * alpha / s_out)
+        out.append(min(127, max(-128, y + int(qo.zero_point[0]))))
+    return _table_const(ctx, np.array(out))
 
 
 @lowering("HARD_SWISH")
