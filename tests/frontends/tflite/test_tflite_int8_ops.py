@@ -200,3 +200,18 @@ def test_leaky_relu_int8_all_codes(tmp_path: Path) -> None:
     v = x.astype(np.int64) - z_in
     want = np.where(v >= 0, mbqm(v, fi / fo), mbqm(v, fi * fa / fo)) + z_out
     np.testing.assert_array_equal(y, np.clip(want, -128, 127))
+
+
+def test_mean_int8(tmp_path: Path) -> None:
+    """TFLite's ``QuantizedMeanOrSum`` (1/count folded into the multiplier its way) over H and W."""
+    x = RNG.integers(-128, 128, (1, 5, 7, 64)).astype(I8)
+    s_in, z_in, s_out, z_out = 0.04, -9, 0.013, 6
+    y = _run(tmp_path, "MEAN", [("x", ((1, 5, 7, 64), I8)), ("ax", np.array([1, 2], np.int32))], ("y", [1, 64]),
+             {"x": x}, ("ReducerOptions", {"KeepDims": False}), {"x": ([s_in], [z_in], 0), "y": ([s_out], [z_out], 0)})
+    n = 35
+    m, e = quantize_multiplier(float(np.float32(s_in)) / float(np.float32(s_out)))
+    k = min(n.bit_length() - 1, 32, 31 + e)
+    m, e = (m << k) // n, e - k
+    total = (x.astype(np.int64) - z_in).sum(axis=(1, 2))
+    want = rdbpot(srdhm(total * (1 << max(e, 0)), m), max(-e, 0)) + z_out
+    np.testing.assert_array_equal(y, np.clip(want, -128, 127))

@@ -44,20 +44,27 @@ def rescale_tfl(g: GraphBuilder, x: SSAValue, out_kind: Kind, scales: float | Se
                 output_zp: int = 0) -> SSAValue:
     """One RESCALE computing TFLite's ``MultiplyByQuantizedMultiplier(x - input_zp, m, e) + output_zp`` (per
     channel along the last axis when ``scales`` has several values), saturated to ``out_kind``."""
+    vals = [float(s) for s in np.atleast_1d(np.asarray(scales, dtype=np.float64))]
+    pairs = [quantize_multiplier(s) for s in vals]
+    return rescale_raw(g, x, out_kind, [m for m, _ in pairs], [e for _, e in pairs], input_zp=input_zp,
+                       output_zp=output_zp)
+
+
+def rescale_raw(g: GraphBuilder, x: SSAValue, out_kind: Kind, multipliers: Sequence[int], exponents: Sequence[int],
+                *, input_zp: int = 0, output_zp: int = 0) -> SSAValue:
+    """RESCALE by TFLite (Q31 multiplier, exponent) pairs as given (double rounding, ``shift = 31 - e``)."""
     from nnkiln.dialects.tosa.ops_type_conversion import RescaleOp
 
-    vals = [float(s) for s in np.atleast_1d(np.asarray(scales, dtype=np.float64))]
-    per_channel = len(vals) > 1
+    per_channel = len(multipliers) > 1
     mults, shifts = [], []
-    for s in vals:
-        m, e = quantize_multiplier(s)
+    for m, e in zip(multipliers, exponents):
         if m == 0:
             m, e = 0, 0
         shift = 31 - e
         if not 2 <= shift <= 62:
-            raise g.error(f"requantization scale {s:g} is outside what a 32-bit RESCALE can express")
-        mults.append(m)
-        shifts.append(shift)
+            raise g.error(f"requantization multiplier {m}·2^{e - 31} is outside what a 32-bit RESCALE can express")
+        mults.append(int(m))
+        shifts.append(int(shift))
     shape = shape_of(x)
     flat = shape if 1 <= len(shape) <= 4 else (
         (int(np.prod(shape[:-1])), shape[-1]) if per_channel and len(shape) > 1 else (int(np.prod(shape)),))

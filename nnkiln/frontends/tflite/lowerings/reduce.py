@@ -3,9 +3,10 @@
 RESHAPE to the output shape (``keep_dims``). Float MEAN multiplies the sum by 1/count (the document's form;
 TFLite divides: within 1 ulp).
 
-int8 MEAN follows TFLite's reference ``QuantizedMeanOrSum``: the int32 sum of the codes minus the input zero
-point, then ``MultiplyByQuantizedMultiplier(sum, m, e)`` with ``real = s_in / (s_out · count)`` plus the output
-zero point (one double-rounding RESCALE).
+int8 MEAN follows TFLite's reference ``QuantizedMeanOrSum`` exactly: the int32 sum of ``x - zp_in``, then
+``MultiplyByQuantizedMultiplier(sum, m, e) + zp_out`` where (m, e) is ``QuantizeMultiplier(s_in / s_out)`` with
+``1/count`` folded in TFLite's way (``m << k // count``, ``e - k``, ``k = min(floor(log2 count), 32, 31 + e)``):
+one double-rounding RESCALE with that (not renormalised) multiplier.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from nnkiln.dialects.tosa.base import Kind, element_type
 from nnkiln.frontends.common.arith import etype, scalar_like, shape_of
 from nnkiln.frontends.common.broadcast import reshape
 from nnkiln.frontends.tflite.importer import OpContext
-from nnkiln.frontends.tflite.lowerings._common import rescale_tfl
+from nnkiln.frontends.tflite.lowerings._common import quantize_multiplier, rescale_raw, rescale_tfl
 from nnkiln.frontends.tflite.lowerings._registry import lowering
 
 
@@ -29,6 +30,13 @@ def _reduce(ctx: OpContext, op: type, x: SSAValue, axes: list[int], et: object) 
     for a in axes:
         x = ctx.g.value(op, [x], et, axis=a)
     return x
+
+
+def _mean_multiplier(real: float, count: int) -> tuple[int, int]:
+    """TFLite's multiplier and exponent of an int8 MEAN over ``count`` elements (module docstring)."""
+    m, e = quantize_multiplier(real)
+    k = min(count.bit_length() - 1, 32, 31 + e)
+    return int((m << k) // count), e - k
 
 
 @lowering("MEAN")
@@ -45,8 +53,8 @@ def mean(ctx: OpContext) -> list[SSAValue]:
         qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
         x32 = rescale_tfl(ctx.g, x, Kind.I32, 1.0, input_zp=int(qi.zero_point[0]))
         s = _reduce(ctx, ReduceSumOp, x32, axes, element_type(Kind.I32))
-        y = rescale_tfl(ctx.g, s, Kind.I8, float(qi.scale[0]) / (float(qo.scale[0]) * count),
-                        output_zp=int(qo.zero_point[0]))
+        m, e = _mean_multiplier(float(qi.scale[0]) / float(qo.scale[0]), count)
+        y = rescale_raw(ctx.g, s, Kind.I8, [m], [e], output_zp=int(qo.zero_point[0]))
         return [reshape(ctx.g, y, ctx.tout().shape)]
     s = _reduce(ctx, ReduceSumOp, x, axes, etype(x))
     y = ctx.g.value(MulOp, [s, scalar_like(ctx.g, 1.0 / count, s)], etype(s), shift=0)
