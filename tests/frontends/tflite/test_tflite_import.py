@@ -267,3 +267,15 @@ def test_unknown_extension_not_needed() -> None:
     from nnkiln.frontends import detect_format
 
     assert detect_format(os.path.join("nowhere", "m.tflite")) == "tflite"
+
+
+def test_cli_import_and_translate(tmp_path: Path) -> None:
+    """``nnkiln import`` and ``nnkiln translate --to nnef`` take a ``.tflite`` file (float model)."""
+    from nnkiln.cli.main import main
+
+    entry = _entry("cnn_float")
+    model = str(DATA / entry["file"])
+    assert main(["import", model, "-o", str(tmp_path / "m.mlir")]) in (0, None)
+    assert (tmp_path / "m.mlir").read_text().count("tosa.conv2d") == 2
+    assert main(["translate", "--to", "nnef", model, "-o", str(tmp_path / "nnef")]) in (0, None)
+    assert (tmp_path / "nnef" / "graph.nnef").exists()
