@@ -215,3 +215,15 @@ def test_mean_int8(tmp_path: Path) -> None:
     total = (x.astype(np.int64) - z_in).sum(axis=(1, 2))
     want = rdbpot(srdhm(total * (1 << max(e, 0)), m), max(-e, 0)) + z_out
     np.testing.assert_array_equal(y, np.clip(want, -128, 127))
+
+
+def test_hard_swish_int8_table(tmp_path: Path) -> None:
+    """The int8 HARD_SWISH (TFLite's fixed-point arithmetic, tabulated) runs as a TABLE and stays within one step
+    of the correctly rounded float hard-swish (not checked against TFLite itself: no oracle model yet)."""
+    x = np.arange(-128, 128, dtype=np.int64).astype(I8).reshape(1, 256)
+    si, zi, so, zo = 0.05, -10, 0.03, -100
+    y = _run(tmp_path, "HARD_SWISH", [("x", ((1, 256), I8))], ("y", [1, 256]), {"x": x}, None,
+             {"x": ([si], [zi], 0), "y": ([so], [zo], 0)})
+    v = (np.arange(-128, 128) - zi) * si
+    ideal = np.clip(np.round(v * np.clip(v + 3, 0, 6) / 6 / so) + zo, -128, 127)
+    assert np.max(np.abs(y.reshape(-1) - ideal)) <= 1

@@ -1,11 +1,10 @@
 """Activations (``legalize_tfl``: ``tfl.relu``, ``tfl.relu6``, ``tfl.relu_n1_to_1``, ``tfl.leaky_relu``,
 ``tfl.logistic``, ``tfl.tanh``, ``tfl.gelu``, ``tfl.hard_swish``, ``tfl.softmax``).
 
-Float forms are the document's. int8 LOGISTIC/TANH/ELU/GELU/HARD_SWISH: a 256-entry TABLE built at import the
-way TFLite's reference kernels build their lookup table (``LUTPopulate``: float32 dequantize, function, scale,
-round); LOGISTIC and TANH are exact that way (TFLite's reference kernels evaluate int8 through that table), for
-HARD_SWISH TFLite's reference int8 kernel uses its own fixed-point arithmetic (deviation: at most one step on
-some codes, not measured yet). LEAKY_RELU int8 is TFLite's integer arithmetic tabulated exactly. int8 SOFTMAX reproduces TFLite's gemmlowp arithmetic
+Float forms are the document's. int8 LOGISTIC/TANH/ELU/GELU: a 256-entry TABLE built at import the way TFLite's
+reference kernels build their lookup table (``LUTPopulate``: float32 dequantize, function, scale, round); LOGISTIC
+and TANH are exact that way (TFLite's reference kernels evaluate int8 through that table). int8 HARD_SWISH and
+LEAKY_RELU: TFLite's integer arithmetic evaluated for the 256 codes at import, one TABLE. int8 SOFTMAX reproduces TFLite's gemmlowp arithmetic
 exactly (``softmax_int8``).
 """
 
@@ -125,12 +124,21 @@ def _leaky_relu_int8(ctx: OpContext, alpha: float) -> SSAValue:
 
 @lowering("HARD_SWISH")
 def hard_swish(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.hard_swish`` → x·CLAMP(x + 3, 0, 6)/6 (float; int8 via a TABLE, module docstring deviation)."""
+    """``tfl.hard_swish`` → x·CLAMP(x + 3, 0, 6)/6 (float); int8: a TABLE of TFLite's 16-bit fixed-point
+    reference arithmetic (``hard_swish_int8``)."""
     from nnkiln.dialects.tosa.ops_activation import ClampOp
     from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp
 
     if ctx.is_quantized():
-        return [_table_i8(ctx, lambda v: v * np.clip(v + 3.0, 0.0, 6.0) / 6.0)]
+        from nnkiln.frontends.tflite.lowerings.hard_swish_int8 import hard_swish_table
+
+        qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
+        try:
+            codes = hard_swish_table(float(qi.scale[0]), int(qi.zero_point[0]), float(qo.scale[0]),
+                                     int(qo.zero_point[0]))
+        except ValueError as err:
+            raise ctx.error(str(err)) from None
+        return [_table_const(ctx, codes)]
     x = ctx.value(0)
     g, et = ctx.g, etype(x)
     r = g.value(ClampOp, [g.value(AddOp, [x, scalar_like(g, 3.0, x)], et)], et, min_val=0.0, max_val=6.0)
