@@ -227,3 +227,22 @@ def test_hard_swish_int8_table(tmp_path: Path) -> None:
     v = (np.arange(-128, 128) - zi) * si
     ideal = np.clip(np.round(v * np.clip(v + 3, 0, 6) / 6 / so) + zo, -128, 127)
     assert np.max(np.abs(y.reshape(-1) - ideal)) <= 1
+
+
+def test_squared_difference_and_sub_int8(tmp_path: Path) -> None:
+    a = RNG.integers(-128, 128, (1, 6, 64)).astype(I8)
+    b = RNG.integers(-128, 128, (1, 6, 1)).astype(I8)
+    s1, z1, s2, z2, so, zo = 0.021, 4, 0.033, -6, 0.09, -120
+    q = {"a": ([s1], [z1], 0), "b": ([s2], [z2], 0), "y": ([so], [zo], 0)}
+    feeds = {"a": a, "b": b}
+    ins = [("a", ((1, 6, 64), I8)), ("b", ((1, 6, 1), I8))]
+    f1, f2, fo = (float(np.float32(v)) for v in (s1, s2, so))
+    twice = 2 * max(f1, f2)
+    y = _run(tmp_path, "SQUARED_DIFFERENCE", ins, ("y", [1, 6, 64]), feeds, None, q)
+    d = mbqm((a.astype(np.int64) - z1) << 7, f1 / twice) - mbqm((b.astype(np.int64) - z2) << 7, f2 / twice)
+    want = np.clip(mbqm(d * d, twice * twice / ((1 << 14) * fo)) + zo, -128, 127)
+    np.testing.assert_array_equal(y, want)
+    y = _run(tmp_path, "SUB", ins, ("y", [1, 6, 64]), feeds, ("SubOptions", {}), q)
+    d = mbqm((a.astype(np.int64) - z1) << 20, f1 / twice) - mbqm((b.astype(np.int64) - z2) << 20, f2 / twice)
+    want = np.clip(mbqm(d, twice / ((1 << 20) * fo)) + zo, -128, 127)
+    np.testing.assert_array_equal(y, want)

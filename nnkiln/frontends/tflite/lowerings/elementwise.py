@@ -33,14 +33,14 @@ def _binary(ctx: OpContext, op: type) -> SSAValue:
     return ctx.g.value(op, [a, b], etype(a), **extra)
 
 
-def _to_i32_shifted(ctx: OpContext, i: int, scale: float) -> SSAValue:
-    """Input ``i`` as TFLite's ``MultiplyByQuantizedMultiplierSmallerThanOneExp((x - zp) << 20, m, e)``."""
+def _to_i32_shifted(ctx: OpContext, i: int, scale: float, left_shift: int = ADD_LEFT_SHIFT) -> SSAValue:
+    """Input ``i`` as TFLite's ``MultiplyByQuantizedMultiplierSmallerThanOneExp((x - zp) << left_shift, m, e)``."""
     from nnkiln.dialects.tosa.ops_type_conversion import RescaleOp
 
     q = ctx.quant(ctx.tin(i))
     x = ctx.value(i)
     shifted = ctx.g.value(RescaleOp, [x], element_type(Kind.I32), input_zp=int(q.zero_point[0]), output_zp=0,
-                          multiplier=[1 << 30], shift=[30 - ADD_LEFT_SHIFT], scale32=True, double_round=False,
+                          multiplier=[1 << 30], shift=[30 - left_shift], scale32=True, double_round=False,
                           per_channel=False)
     return rescale_tfl(ctx.g, shifted, Kind.I32, scale)
 
@@ -70,9 +70,8 @@ def add(ctx: OpContext) -> list[SSAValue]:
 
 @lowering("SUB")
 def sub(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.sub`` → SUB (float) or the int8 form of ADD with a subtraction + fused activation. int8 deviation:
-    TFLite negates input 2's multiplier before its double rounding; rounding a negated product half away from
-    zero gives the negated result, so subtracting the rounded value is the same."""
+    """``tfl.sub`` → SUB (float) or the int8 form of ADD with a subtraction (TFLite's ``SubElementwise``: the
+    two scaled inputs subtracted) + fused activation."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import SubOp
 
     y = _add_sub_int8(ctx, True) if ctx.is_quantized() else _binary(ctx, SubOp)
@@ -116,12 +115,25 @@ def _float_only(ctx: OpContext) -> None:
 
 @lowering("SQUARED_DIFFERENCE")
 def squared_difference(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.squared_difference`` → SUB, MUL (float)."""
+    """``tfl.squared_difference`` → SUB, MUL (float). int8 as TFLite's reference kernel: each input
+    ``(x - zp) << 7`` scaled by ``s_i / (2·max(s1, s2))`` (double rounding), SUB, MUL in int32, requantized by
+    ``(2·max)^2 / (2^14·s_out)`` (the document's int8 lowering uses other shifts; this one is TFLite's)."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp, SubOp
 
-    _float_only(ctx)
-    d = _binary(ctx, SubOp)
-    return [ctx.g.value(MulOp, [d, d], etype(d), shift=0)]
+    if not ctx.is_quantized():
+        d = _binary(ctx, SubOp)
+        return [ctx.g.value(MulOp, [d, d], etype(d), shift=0)]
+    s1, s2 = float(ctx.quant(ctx.tin(0)).scale[0]), float(ctx.quant(ctx.tin(1)).scale[0])
+    qo = ctx.quant(ctx.tout())
+    twice_max = 2.0 * max(s1, s2)
+    a = _to_i32_shifted(ctx, 0, s1 / twice_max, 7)
+    b = _to_i32_shifted(ctx, 1, s2 / twice_max, 7)
+    a, b = equal_ranks(ctx.g, a, b)
+    i32 = element_type(Kind.I32)
+    d = ctx.g.value(SubOp, [a, b], i32)
+    sq = ctx.g.value(MulOp, [d, d], i32, shift=0)
+    return [rescale_tfl(ctx.g, sq, Kind.I8, twice_max * twice_max / ((1 << 14) * float(qo.scale[0])),
+                        output_zp=int(qo.zero_point[0]))]
 
 
 @lowering("MAXIMUM", "MINIMUM")
