@@ -246,3 +246,21 @@ def test_squared_difference_and_sub_int8(tmp_path: Path) -> None:
     d = mbqm((a.astype(np.int64) - z1) << 20, f1 / twice) - mbqm((b.astype(np.int64) - z2) << 20, f2 / twice)
     want = np.clip(mbqm(d, twice / ((1 << 20) * fo)) + zo, -128, 127)
     np.testing.assert_array_equal(y, want)
+
+
+def test_rsqrt_abs_int8_tables(tmp_path: Path) -> None:
+    """int8 RSQRT (TFLite's Newton-Raphson inverse square root, tabulated) within one step of the correctly
+    rounded value on positive inputs; int8 ABS exactly ``MultiplyByQuantizedMultiplier(|q - zp|) + zp_out``."""
+    x = np.arange(-128, 128, dtype=np.int64).astype(I8).reshape(1, 256)
+    si, zi, so, zo = 0.02, -128, 0.05, -128
+    y = _run(tmp_path, "RSQRT", [("x", ((1, 256), I8))], ("y", [1, 256]), {"x": x}, None,
+             {"x": ([si], [zi], 0), "y": ([so], [zo], 0)}).reshape(-1)
+    v = (np.arange(-128, 128) - zi) * float(np.float32(si))
+    pos = v > 0
+    ideal = np.clip(np.round(1 / np.sqrt(v[pos]) / so) + zo, -128, 127)
+    assert np.max(np.abs(y[pos] - ideal)) <= 1
+    si, zi, so, zo = 0.02, 5, 0.013, -128
+    y = _run(tmp_path, "ABS", [("x", ((1, 256), I8))], ("y", [1, 256]), {"x": x}, None,
+             {"x": ([si], [zi], 0), "y": ([so], [zo], 0)}).reshape(-1)
+    want = mbqm(np.abs(np.arange(-128, 128) - zi), float(np.float32(si)) / float(np.float32(so))) + zo
+    np.testing.assert_array_equal(y, np.clip(want, -128, 127))

@@ -15,6 +15,8 @@ RESCALE by ``s1·s2/s_out`` (TFLite's ``MulElementwise``; the document's form).
 
 from __future__ import annotations
 
+import numpy as np
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from nnkiln.dialects.tosa.base import Kind, element_type
@@ -154,7 +156,7 @@ def _unary(ctx: OpContext, op: type) -> list[SSAValue]:
 @lowering("ABS", "NEG", "RSQRT", "EXP", "LOG", "FLOOR", "CEIL")
 def unary(ctx: OpContext) -> list[SSAValue]:
     """``tfl.abs``/``neg``/``rsqrt``/``exp``/``log``/``floor``/``ceil`` → the TOSA unary op of the same name
-    (float)."""
+    (float); int8 RSQRT and ABS → TABLE (``_unary_table_int8``)."""
     from nnkiln.dialects.tosa.ops_elementwise_unary import (
         AbsOp,
         CeilOp,
@@ -165,9 +167,29 @@ def unary(ctx: OpContext) -> list[SSAValue]:
         RsqrtOp,
     )
 
+    if ctx.is_quantized() and ctx.op.name in ("RSQRT", "ABS"):
+        return [_unary_table_int8(ctx)]
     ops = {"ABS": AbsOp, "NEG": NegateOp, "RSQRT": RsqrtOp, "EXP": ExpOp, "LOG": LogOp, "FLOOR": FloorOp,
            "CEIL": CeilOp}
     return _unary(ctx, ops[ctx.op.name])
+
+
+def _unary_table_int8(ctx: OpContext) -> SSAValue:
+    """int8 RSQRT (``rsqrt_int8``) and ABS (``MultiplyByQuantizedMultiplier(|q - zp_in|, s_in/s_out) + zp_out``, as
+    TFLite's ``AbsEvalQuantized``) as a TABLE of TFLite's integer arithmetic for the 256 codes."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import TableOp
+    from nnkiln.frontends.tflite.lowerings._common import quantize_multiplier
+    from nnkiln.frontends.tflite.lowerings.rsqrt_int8 import mbqm, rsqrt_table
+
+    qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
+    si, zi, so, zo = float(qi.scale[0]), int(qi.zero_point[0]), float(qo.scale[0]), int(qo.zero_point[0])
+    if ctx.op.name == "RSQRT":
+        codes = rsqrt_table(si, zi, so, zo)
+    else:
+        m, e = quantize_multiplier(si / so)
+        codes = np.array([min(127, max(-128, mbqm(abs(c - zi), m, e) + zo)) for c in range(-128, 128)])
+    table = ctx.g.const(codes.astype(np.int8), TensorType(element_type(Kind.I8), [256]))
+    return ctx.g.value(TableOp, [ctx.value(0), table], element_type(Kind.I8))
 
 
 @lowering("SQRT")
