@@ -264,3 +264,41 @@ def test_rsqrt_abs_int8_tables(tmp_path: Path) -> None:
              {"x": ([si], [zi], 0), "y": ([so], [zo], 0)}).reshape(-1)
     want = mbqm(np.abs(np.arange(-128, 128) - zi), float(np.float32(si)) / float(np.float32(so))) + zo
     np.testing.assert_array_equal(y, np.clip(want, -128, 127))
+
+
+def _resize_bilinear_int8_ref(x: np.ndarray, oh: int, ow: int, align: bool, half: bool) -> np.ndarray:
+    """TFLite's ``ResizeBilinearInteger`` in Python integers."""
+    _, h, w, _ = x.shape
+
+    def scale(i: int, o: int) -> int:
+        if align and o > 1:
+            return ((1 << 10) * (i - 1) + (o - 1) // 2) // (o - 1)
+        return ((1 << 10) * i + o // 2) // o
+
+    def interp(v: int, s: int, size: int) -> tuple[int, int, int]:
+        sv = v * s + s // 2 - (1 << 9) if half else v * s
+        return sv, max(int(sv / 1024), 0), min((sv + 1023) // 1024, size - 1)
+
+    out = np.zeros((1, oh, ow, x.shape[3]), np.int64)
+    xs = x.astype(np.int64)
+    for y in range(oh):
+        iy, y0, y1 = interp(y, scale(h, oh), h)
+        for xx in range(ow):
+            ix, x0, x1 = interp(xx, scale(w, ow), w)
+            o = (xs[0, y0, x0] * (1024 - (iy - 1024 * y0)) * (1024 - (ix - 1024 * x0))
+                 + xs[0, y1, x0] * (iy - 1024 * y0) * (1024 - (ix - 1024 * x0))
+                 + xs[0, y0, x1] * (1024 - (iy - 1024 * y0)) * (ix - 1024 * x0)
+                 + xs[0, y1, x1] * (iy - 1024 * y0) * (ix - 1024 * x0))
+            r = np.where(o > 0, o + (1 << 19), o - (1 << 19))
+            out[0, y, xx] = np.sign(r) * (np.abs(r) // (1 << 20))
+    return out
+
+
+def test_resize_bilinear_int8(tmp_path: Path) -> None:
+    x = RNG.integers(-128, 128, (1, 5, 7, 3)).astype(I8)
+    for align, half, (oh, ow) in ((False, False, (10, 14)), (False, True, (9, 11)), (True, False, (8, 13))):
+        y = _run(tmp_path, "RESIZE_BILINEAR", [("x", ((1, 5, 7, 3), I8)), ("s", np.array([oh, ow], np.int32))],
+                 ("y", [1, oh, ow, 3]), {"x": x},
+                 ("ResizeBilinearOptions", {"AlignCorners": align, "HalfPixelCenters": half}),
+                 {"x": ([0.1], [2], 0), "y": ([0.1], [2], 0)})
+        np.testing.assert_array_equal(y, _resize_bilinear_int8_ref(x, oh, ow, align, half))

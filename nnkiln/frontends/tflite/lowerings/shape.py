@@ -10,7 +10,8 @@ rounds the fixed-point product, which can differ by one step at a tie).
 Resize deviation: the document maps resizes to RESIZE with fixed-point stride/offset; here the source
 coordinates are computed at import exactly as TFLite's reference kernels do (float32 ``scale``, align_corners,
 half_pixel_centers) and the resize is built from GATHERs along H then W (nearest: exact, int8 too; bilinear:
-``a·(1 - d) + b·d`` per axis with TFLite's lower/upper indices and weights, float).
+``a·(1 - d) + b·d`` per axis with TFLite's lower/upper indices and weights, float; int8 bilinear: TFLite's
+integer algorithm with 10-bit weights, exact).
 """
 
 from __future__ import annotations
@@ -221,13 +222,14 @@ def resize_nearest(ctx: OpContext) -> list[SSAValue]:
 
 @lowering("RESIZE_BILINEAR")
 def resize_bilinear(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.resize_bilinear`` (float) → per axis two GATHERs (lower/upper source rows) and
-    ``a + (b - a)·d`` with TFLite's reference coordinates (module docstring)."""
+    """``tfl.resize_bilinear`` → per axis two GATHERs (lower/upper source rows) and ``a·(1 - d) + b·d`` with
+    TFLite's reference coordinates (float; module docstring). int8: TFLite's ``ResizeBilinearInteger`` exactly
+    (``_resize_bilinear_int8``)."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, MulOp
 
-    if ctx.is_quantized():
-        raise ctx.error("int8 RESIZE_BILINEAR is not supported yet")
     x, out, align, half = _resize_args(ctx)
+    if ctx.is_quantized():
+        return [_resize_bilinear_int8(ctx, x, out, align, half)]
     y = x
     et = etype(x)
     for axis in (1, 2):
@@ -248,3 +250,60 @@ def resize_bilinear(ctx: OpContext) -> list[SSAValue]:
         y = ctx.g.value(AddOp, [ctx.g.value(MulOp, [a, one_minus], et, shift=0),
                                 ctx.g.value(MulOp, [b, dv], et, shift=0)], et)
     return [y]
+
+
+def _axis_weights_10(in_size: int, out_size: int, align: bool, half: bool) -> tuple[np.ndarray, np.ndarray,
+                                                                                   np.ndarray, np.ndarray]:
+    """TFLite's ``ComputeInterpolationValuesInteger`` along one axis: (lower, upper, weight of lower, weight of
+    upper) with weights in units of 2^-10."""
+    if align and out_size > 1:
+        scale = ((1 << 10) * (in_size - 1) + (out_size - 1) // 2) // (out_size - 1)
+    else:
+        scale = ((1 << 10) * in_size + out_size // 2) // out_size
+    lo, hi, wlo, whi = [], [], [], []
+    for j in range(out_size):
+        sv = j * scale + scale // 2 - (1 << 9) if half else j * scale
+        low = max(int(sv / (1 << 10)), 0)  # C division truncates toward zero
+        up = min((sv + (1 << 10) - 1) // (1 << 10), in_size - 1)
+        frac = sv - (1 << 10) * low
+        lo.append(low)
+        hi.append(up)
+        wlo.append((1 << 10) - frac)
+        whi.append(frac)
+    return (np.array(lo), np.array(hi), np.array(wlo, np.int32), np.array(whi, np.int32))
+
+
+def _resize_bilinear_int8(ctx: OpContext, x: SSAValue, out: list[int], align: bool, half: bool) -> SSAValue:
+    """Σ over the four corners of ``v·wy·wx`` in int32 (|sum| < 2^28), ``± 2^19`` by sign, INT_DIV by 2^20
+    (C truncation), CAST to int8: TFLite's ``ResizeBilinearInteger``."""
+    from nnkiln.dialects.tosa.ops_comparison import GreaterOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import AddOp, IntDivOp, MulOp
+    from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+
+    g = ctx.g
+    i32 = element_type(Kind.I32)
+    n, h, w, c = shape_of(x)
+    ylo, yhi, wylo, wyhi = _axis_weights_10(h, out[0], align, half)
+    xlo, xhi, wxlo, wxhi = _axis_weights_10(w, out[1], align, half)
+    xi = rescale_tfl(g, x, Kind.I32, 1.0)
+
+    def k(arr: np.ndarray, shape: list[int]) -> SSAValue:
+        a = np.ascontiguousarray(arr.astype(np.int32).reshape(shape))
+        return g.const(a, TensorType(i32, shape))
+
+    total: SSAValue | None = None
+    for yi, wy in ((ylo, wylo), (yhi, wyhi)):
+        rows = _gather_axis(ctx, xi, 1, yi)
+        for xj, wx in ((xlo, wxlo), (xhi, wxhi)):
+            v = _gather_axis(ctx, rows, 2, xj)
+            v = g.value(MulOp, [v, k(wy, [1, out[0], 1, 1])], i32, shift=0)
+            v = g.value(MulOp, [v, k(wx, [1, 1, out[1], 1])], i32, shift=0)
+            total = v if total is None else g.value(AddOp, [total, v], i32)
+    assert total is not None
+    one = [1, 1, 1, 1]
+    pos = g.value(GreaterOp, [total, k(np.zeros(1), one)], element_type(Kind.BOOL))
+    rounded = g.value(SelectOp, [pos, g.value(AddOp, [total, k(np.array([1 << 19]), one)], i32),
+                                 g.value(AddOp, [total, k(np.array([-(1 << 19)]), one)], i32)], i32)
+    q = g.value(IntDivOp, [rounded, k(np.array([1 << 20]), one)], i32)
+    return g.value(CastOp, [q], element_type(Kind.I8))
