@@ -302,3 +302,19 @@ def test_resize_bilinear_int8(tmp_path: Path) -> None:
                  ("ResizeBilinearOptions", {"AlignCorners": align, "HalfPixelCenters": half}),
                  {"x": ([0.1], [2], 0), "y": ([0.1], [2], 0)})
         np.testing.assert_array_equal(y, _resize_bilinear_int8_ref(x, oh, ow, align, half))
+
+
+def test_average_pool_int8_same_padding(tmp_path: Path) -> None:
+    """TFLite's int8 AveragePool: raw code sums over the valid window, ``(acc ± count/2) / count``."""
+    x = RNG.integers(-128, 128, (1, 7, 6, 4)).astype(I8)
+    y = _run(tmp_path, "AVERAGE_POOL_2D", [("x", ((1, 7, 6, 4), I8))], ("y", [1, 4, 3, 4]), {"x": x},
+             ("Pool2DOptions", {"Padding": 0, "StrideH": 2, "StrideW": 2, "FilterHeight": 3, "FilterWidth": 3}),
+             {"x": ([0.1], [0], 0), "y": ([0.1], [0], 0)})
+    want = np.zeros((1, 4, 3, 4), np.int64)
+    for oy in range(4):
+        for ox in range(3):
+            y0, x0 = oy * 2 - 1, ox * 2  # SAME: total padding H 2, W 1 → 1 and 0 before
+            win = x[0, max(y0, 0):min(y0 + 3, 7), max(x0, 0):min(x0 + 3, 6)].astype(np.int64)
+            acc, cnt = win.sum(axis=(0, 1)), win.shape[0] * win.shape[1]
+            want[0, oy, ox] = np.where(acc > 0, (acc + cnt // 2) // cnt, -((-acc + cnt // 2) // cnt))
+    np.testing.assert_array_equal(y, want)
