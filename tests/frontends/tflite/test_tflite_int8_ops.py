@@ -318,3 +318,16 @@ def test_average_pool_int8_same_padding(tmp_path: Path) -> None:
             acc, cnt = win.sum(axis=(0, 1)), win.shape[0] * win.shape[1]
             want[0, oy, ox] = np.where(acc > 0, (acc + cnt // 2) // cnt, -((-acc + cnt // 2) // cnt))
     np.testing.assert_array_equal(y, want)
+
+
+def test_quantize_float_to_int8_rounds_half_away(tmp_path: Path) -> None:
+    """float → int8 QUANTIZE: ties (x/s = k + 0.5 exactly) round away from zero, as TFLite's ``TfLiteRound``."""
+    s, z = 0.25, 3
+    x = np.array([[0.125, -0.125, 0.375, -0.375, 10.0, -100.0, 40.0, 0.0]], np.float32)
+    path = tmp_path / "q.tflite"
+    path.write_bytes(build_model("QUANTIZE", [("x", ((1, 8), np.float32))], [("y", [1, 8], I8)], None,
+                                {"y": ([s], [z], 0)}))
+    module = nnkiln.load(str(path))
+    y = np.asarray(nnkiln.reference.run(module, {"x": x})["y"])
+    np.testing.assert_array_equal(np.asarray(nnkiln.compile(module).run({"x": x})["y"]), y)
+    np.testing.assert_array_equal(y.reshape(-1), [4, 2, 5, 1, 43, -128, 127, 3])

@@ -2,9 +2,10 @@
 
 * int8 → int8 QUANTIZE (requantize): TFLite's ``Requantize`` = ``MultiplyByQuantizedMultiplier(x - zp_in, m, e)
   + zp_out`` with ``real = s_in / s_out``: one double-rounding RESCALE (exact; the document's RESCALE).
-* float → int8: ``round(x / s) + zp`` as MUL by 1/s, CAST (round half to even) after adding zp, as the document.
-  Deviation from TFLite (``TfLiteRound(x / s)``, half away from zero, true division): a value at a tie or within
-  an ulp of one can differ by one step.
+* float → int8: ``TfLiteRound(x / s) + zp`` clamped, as TFLite's ``AffineQuantize``, with the division as MUL
+  by 1/s (the document's form; TOSA 0.30 has no float division) and the rounding half away from zero built from
+  ABS/FLOOR/SELECT. Deviation: x·(1/s) can differ from x/s by one ulp, so a value within an ulp of a tie can
+  round the other way (one step).
 * int8 → float DEQUANTIZE: ``(x - zp)·s`` (CAST, SUB, MUL; exact as TFLite computes it in float32).
 """
 
@@ -35,10 +36,23 @@ def quantize(ctx: OpContext) -> list[SSAValue]:
                             input_zp=int(qi.zero_point[0]), output_zp=int(qo.zero_point[0]))]
     if not qo.per_tensor:
         raise ctx.error("per-channel float → int QUANTIZE is not supported")
+    from nnkiln.dialects.tosa.ops_activation import ClampOp
+    from nnkiln.dialects.tosa.ops_comparison import GreaterOp
+    from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
+    from nnkiln.dialects.tosa.ops_elementwise_unary import AbsOp, FloorOp, NegateOp
+
+    g = ctx.g
     et = element_type(Kind.F32)
-    y = ctx.g.value(MulOp, [x, scalar_like(ctx.g, float(np.float32(1.0) / qo.scale[0]), x)], et, shift=0)
-    y = ctx.g.value(AddOp, [y, scalar_like(ctx.g, float(qo.zero_point[0]), x)], et)
-    return [ctx.g.value(CastOp, [y], element_type(out_kind))]
+    y = g.value(MulOp, [x, scalar_like(g, float(np.float32(1.0) / qo.scale[0]), x)], et, shift=0)
+    # TfLiteRound: half away from zero (CAST alone would round half to even)
+    r = g.value(FloorOp, [g.value(AddOp, [g.value(AbsOp, [y], et), scalar_like(g, 0.5, y)], et)], et)
+    neg = g.value(GreaterOp, [scalar_like(g, 0.0, y), y], element_type(Kind.BOOL))
+    r = g.value(SelectOp, [neg, g.value(NegateOp, [r], et), r], et)
+    r = g.value(AddOp, [r, scalar_like(g, float(qo.zero_point[0]), x)], et)
+    lo, hi = {Kind.I8: (-128.0, 127.0), Kind.I16: (-32768.0, 32767.0), Kind.U8: (0.0, 255.0)}.get(
+        out_kind, (-2.0**31, 2.0**31 - 128))
+    r = g.value(ClampOp, [r], et, min_val=lo, max_val=hi)
+    return [g.value(CastOp, [r], element_type(out_kind))]
 
 
 @lowering("DEQUANTIZE")
