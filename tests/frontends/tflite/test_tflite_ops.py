@@ -150,3 +150,26 @@ def test_reductions_and_math(tmp_path: Path) -> None:
     np.testing.assert_allclose(y, x / b, rtol=1e-5)
     (y,) = _run(tmp_path, "SQRT", [("x", ((2, 3, 4), F32))], [("y", [2, 3, 4], F32)], {"x": np.abs(x)})
     np.testing.assert_allclose(y, np.sqrt(np.abs(x)), rtol=1e-5)
+
+
+def test_space_batch_cumsum_l2norm(tmp_path: Path) -> None:
+    x = _x(1, 4, 6, 3)
+    pads = np.array([[1, 1], [0, 2]], np.int32)
+    (y,) = _run(tmp_path, "SPACE_TO_BATCH_ND", [("x", ((1, 4, 6, 3), F32)), ("b", np.array([2, 2], np.int32)),
+                                                ("p", pads)], [("y", [4, 3, 4, 3], F32)], {"x": x})
+    xp = np.pad(x, [(0, 0), (1, 1), (0, 2), (0, 0)])
+    want = xp.reshape(1, 3, 2, 4, 2, 3).transpose(2, 4, 0, 1, 3, 5).reshape(4, 3, 4, 3)
+    np.testing.assert_array_equal(y, want)
+    (z,) = _run(tmp_path, "BATCH_TO_SPACE_ND", [("y", ((4, 3, 4, 3), F32)), ("b", np.array([2, 2], np.int32)),
+                                                ("c", pads)], [("z", [1, 4, 6, 3], F32)], {"y": want})
+    np.testing.assert_array_equal(z, x)
+    c = _x(2, 5, 3)
+    for rev, excl in ((False, False), (True, True)):
+        (y,) = _run(tmp_path, "CUMSUM", [("x", ((2, 5, 3), F32)), ("a", np.array([1], np.int32))],
+                    [("y", [2, 5, 3], F32)], {"x": c}, ("CumsumOptions", {"Exclusive": excl, "Reverse": rev}))
+        src = c[:, ::-1] if rev else c
+        ref = np.cumsum(src, axis=1) - (src if excl else 0)
+        np.testing.assert_allclose(y, ref[:, ::-1] if rev else ref, rtol=1e-5, atol=1e-5)
+    (y,) = _run(tmp_path, "L2_NORMALIZATION", [("x", ((2, 5, 3), F32))], [("y", [2, 5, 3], F32)], {"x": c},
+                ("L2NormOptions", {}))
+    np.testing.assert_allclose(y, c / np.linalg.norm(c, axis=-1, keepdims=True), rtol=1e-5, atol=1e-6)

@@ -74,3 +74,21 @@ def reduce_op(ctx: OpContext) -> list[SSAValue]:
     x = ctx.value(0)
     y = _reduce(ctx, op, x, _axes(ctx, len(shape_of(x))), etype(x))
     return [reshape(ctx.g, y, ctx.tout().shape)]
+
+
+@lowering("L2_NORMALIZATION")
+def l2_normalization(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.l2_normalization`` (float, last axis) → x · RSQRT(MAX(REDUCE_SUM(x²), 1e-12)) (TFLite divides by
+    ``max(sqrt(sum), 1e-6)``: the same up to rounding) + fused activation. int8 is not supported yet."""
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MaximumOp, MulOp
+    from nnkiln.dialects.tosa.ops_elementwise_unary import RsqrtOp
+    from nnkiln.dialects.tosa.ops_reduction import ReduceSumOp
+    from nnkiln.frontends.tflite.lowerings._common import fused_activation
+
+    if ctx.is_quantized():
+        raise ctx.error("int8 L2_NORMALIZATION is not supported yet")
+    x = ctx.value(0)
+    g, et = ctx.g, etype(x)
+    s = g.value(ReduceSumOp, [g.value(MulOp, [x, x], et, shift=0)], et, axis=len(shape_of(x)) - 1)
+    r = g.value(RsqrtOp, [g.value(MaximumOp, [s, scalar_like(g, 1e-12, s)], et)], et)
+    return [fused_activation(ctx, g.value(MulOp, [x, r], et, shift=0))]

@@ -179,3 +179,65 @@ def fill_broadcast(ctx: OpContext) -> list[SSAValue]:
     x = reshape(ctx.g, x, (1,) * (len(out) - len(s)) + s)
     mult = [o // d for o, d in zip(out, shape_of(x))]
     return [ctx.g.value(TileOp, [x], etype(x), multiples=mult) if any(m != 1 for m in mult) else x]
+
+
+@lowering("SPACE_TO_BATCH_ND")
+def space_to_batch_nd(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.space_to_batch_nd`` (NHWC, 2 block dims) → PAD, RESHAPE [N, H/bh, bh, W/bw, bw, C], TRANSPOSE
+    [bh, bw, N, H/bh, W/bw, C], RESHAPE (the document's form). The pad value is the zero point for int8."""
+    from nnkiln.frontends.common.nn import pad_value
+
+    x = ctx.value(0)
+    bh, bw = (int(v) for v in ctx.const(1, "block_shape").reshape(-1))
+    pads = ctx.const(2, "paddings").reshape(-1, 2)
+    fill = float(ctx.quant(ctx.tin(0)).zero_point[0]) if ctx.is_quantized() else 0.0
+    y = pad_value(ctx.g, x, [(0, 0), (int(pads[0][0]), int(pads[0][1])), (int(pads[1][0]), int(pads[1][1])), (0, 0)],
+                  fill)
+    n, h, w, c = shape_of(y)
+    y = reshape(ctx.g, y, (n, h // bh, bh, w // bw, bw, c))
+    y = transpose(ctx.g, y, (2, 4, 0, 1, 3, 5))
+    return [reshape(ctx.g, y, ctx.tout().shape)]
+
+
+@lowering("BATCH_TO_SPACE_ND")
+def batch_to_space_nd(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.batch_to_space_nd`` (NHWC, 2 block dims) → RESHAPE [bh, bw, N', H, W, C], TRANSPOSE
+    [N', H, bh, W, bw, C], RESHAPE, SLICE of the crops (the document's form)."""
+    x = ctx.value(0)
+    bh, bw = (int(v) for v in ctx.const(1, "block_shape").reshape(-1))
+    crops = ctx.const(2, "crops").reshape(-1, 2)
+    nb, h, w, c = shape_of(x)
+    n = nb // (bh * bw)
+    y = reshape(ctx.g, x, (bh, bw, n, h, w, c))
+    y = transpose(ctx.g, y, (2, 3, 0, 4, 1, 5))
+    y = reshape(ctx.g, y, (n, h * bh, w * bw, c))
+    top, left = int(crops[0][0]), int(crops[1][0])
+    out = ctx.tout().shape
+    return [slice_value(ctx.g, y, [0, top, left, 0], list(out))]
+
+
+@lowering("CUMSUM")
+def cumsum(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.cumsum`` (float) along a constant axis → a MATMUL with a constant triangular matrix ([1, rows, K] ×
+    [1, K, K]), ``exclusive``/``reverse`` choosing the triangle (the document has no CUMSUM lowering)."""
+    from nnkiln.dialects.tosa.ops_tensor import MatMulOp
+
+    if ctx.is_quantized() or ctx.tin(0).dtype != np.float32:
+        raise ctx.error("only float32 CUMSUM is supported")
+    x = ctx.value(0)
+    shape = shape_of(x)
+    axis = int(ctx.const(1, "axis").reshape(-1)[0]) % len(shape)
+    k = shape[axis]
+    i, j = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")  # out[j] = sum_i x[i]·m[i, j]
+    rev, excl = bool(ctx.opt("Reverse", False)), bool(ctx.opt("Exclusive", False))
+    m = (i >= j) if rev else (i <= j)
+    if excl:
+        m &= i != j
+    perm = [a for a in range(len(shape)) if a != axis] + [axis]
+    moved = transpose(ctx.g, x, perm) if axis != len(shape) - 1 else x
+    rows = int(np.prod(shape)) // k
+    y = ctx.g.value(MatMulOp, [reshape(ctx.g, moved, (1, rows, k)), ctx.g.const(m.astype(np.float32).reshape(1, k, k))],
+                    etype(x), A_zp=0, B_zp=0)
+    y = reshape(ctx.g, y, [shape[a] for a in perm])
+    inv = [perm.index(a) for a in range(len(shape))]
+    return [transpose(ctx.g, y, inv) if axis != len(shape) - 1 else y]
