@@ -331,3 +331,16 @@ def test_quantize_float_to_int8_rounds_half_away(tmp_path: Path) -> None:
     y = np.asarray(nnkiln.reference.run(module, {"x": x})["y"])
     np.testing.assert_array_equal(np.asarray(nnkiln.compile(module).run({"x": x})["y"]), y)
     np.testing.assert_array_equal(y.reshape(-1), [4, 2, 5, 1, 43, -128, 127, 3])
+
+
+def test_prelu_int8(tmp_path: Path) -> None:
+    x = RNG.integers(-128, 128, (1, 4, 5, 6)).astype(I8)
+    alpha = RNG.integers(-128, 128, (1, 1, 6)).astype(I8)
+    si, zi, sa, za, so, zo = 0.03, -4, 0.002, -100, 0.025, 9
+    y = _run(tmp_path, "PRELU", [("x", ((1, 4, 5, 6), I8)), ("a", alpha)], ("y", [1, 4, 5, 6]), {"x": x}, None,
+             {"x": ([si], [zi], 0), "a": ([sa], [za], 0), "y": ([so], [zo], 0)})
+    fi, fa, fo = (float(np.float32(v)) for v in (si, sa, so))
+    v = x.astype(np.int64) - zi
+    av = np.broadcast_to(alpha.astype(np.int64) - za, v.shape)
+    want = np.where(v >= 0, mbqm(v, fi / fo), mbqm(v * av, fi * fa / fo)) + zo
+    np.testing.assert_array_equal(y, np.clip(want, -128, 127))

@@ -250,16 +250,43 @@ def elu(ctx: OpContext) -> list[SSAValue]:
 
 @lowering("PRELU")
 def prelu(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.prelu`` (float) → SELECT(x >= 0, x, alpha·x) with alpha broadcast (document's form)."""
+    """``tfl.prelu`` (float) → SELECT(x >= 0, x, alpha·x) with alpha broadcast (document's form). int8: TFLite's
+    reference ``Prelu``: ``x - zp >= 0`` → ``MultiplyByQuantizedMultiplier(x - zp, s_in/s_out)``, else
+    ``MultiplyByQuantizedMultiplier((x - zp)·(a - zp_a), s_in·s_a/s_out)``, plus ``zp_out``: two RESCALEs and a
+    SELECT, exact."""
     from nnkiln.dialects.tosa.ops_comparison import GreaterEqualOp
     from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp
     from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
     from nnkiln.frontends.common.broadcast import equal_ranks
 
     if ctx.is_quantized():
-        raise ctx.error("int8 PRELU is not supported yet")
+        return [_prelu_int8(ctx)]
     x, alpha = equal_ranks(ctx.g, ctx.value(0), ctx.value(1))
     g, et = ctx.g, etype(x)
     ax = g.value(MulOp, [x, alpha], et, shift=0)
     pos = g.value(GreaterEqualOp, [x, scalar_like(g, 0.0, x)], element_type(Kind.BOOL))
     return [g.value(SelectOp, [pos, x, ax], et)]
+
+
+def _prelu_int8(ctx: OpContext) -> SSAValue:
+    from nnkiln.dialects.tosa.ops_comparison import GreaterEqualOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp
+    from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
+    from nnkiln.frontends.common.broadcast import equal_ranks
+    from nnkiln.frontends.tflite.lowerings._common import rescale_tfl
+
+    g = ctx.g
+    qi, qa, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tin(1)), ctx.quant(ctx.tout())
+    si, sa, so = float(qi.scale[0]), float(qa.scale[0]), float(qo.scale[0])
+    zi, za, zo = int(qi.zero_point[0]), int(qa.zero_point[0]), int(qo.zero_point[0])
+    i32 = element_type(Kind.I32)
+    x = ctx.value(0)
+    xi = rescale_tfl(g, x, Kind.I32, 1.0, input_zp=zi)
+    ai = rescale_tfl(g, ctx.value(1), Kind.I32, 1.0, input_zp=za)
+    xi, ai = equal_ranks(g, xi, ai)
+    pos = rescale_tfl(g, x, Kind.I8, si / so, input_zp=zi, output_zp=zo)
+    neg = rescale_tfl(g, g.value(MulOp, [xi, ai], i32, shift=0), Kind.I8, si * sa / so, output_zp=zo)
+    zero = g.const(np.zeros((1,) * len(shape_of(xi)), np.int32), TensorType(i32, [1] * len(shape_of(xi))))
+    cond = g.value(GreaterEqualOp, [xi, zero], element_type(Kind.BOOL))
+    pos, neg = equal_ranks(g, pos, neg)
+    return g.value(SelectOp, [cond, pos, neg], element_type(Kind.I8))
