@@ -344,3 +344,13 @@ def test_prelu_int8(tmp_path: Path) -> None:
     av = np.broadcast_to(alpha.astype(np.int64) - za, v.shape)
     want = np.where(v >= 0, mbqm(v, fi / fo), mbqm(v * av, fi * fa / fo)) + zo
     np.testing.assert_array_equal(y, np.clip(want, -128, 127))
+
+
+def test_sum_int8(tmp_path: Path) -> None:
+    x = RNG.integers(-128, 128, (2, 3, 40)).astype(I8)
+    s_in, z_in, s_out, z_out = 0.01, 3, 0.2, -7
+    y = _run(tmp_path, "SUM", [("x", ((2, 3, 40), I8)), ("ax", np.array([2], np.int32))], ("y", [2, 3]),
+             {"x": x}, ("ReducerOptions", {"KeepDims": False}), {"x": ([s_in], [z_in], 0), "y": ([s_out], [z_out], 0)})
+    total = (x.astype(np.int64) - z_in).sum(axis=2)
+    want = mbqm(total, float(np.float32(s_in)) / float(np.float32(s_out))) + z_out
+    np.testing.assert_array_equal(y, np.clip(want, -128, 127))

@@ -64,14 +64,21 @@ def mean(ctx: OpContext) -> list[SSAValue]:
 @lowering("SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD")
 def reduce_op(ctx: OpContext) -> list[SSAValue]:
     """``tfl.sum``/``reduce_max``/``reduce_min``/``reduce_prod`` → REDUCE_SUM/MAX/MIN/PRODUCT per axis (float;
-    int8 MAX/MIN on the codes)."""
+    int8 MAX/MIN on the codes; int8 SUM as ``QuantizedMeanOrSum(compute_sum)``: the int32 sum of ``x - zp_in``
+    requantized by ``s_in/s_out``)."""
     from nnkiln.dialects.tosa.ops_reduction import ReduceMaxOp, ReduceMinOp, ReduceProductOp, ReduceSumOp
 
     op = {"SUM": ReduceSumOp, "REDUCE_MAX": ReduceMaxOp, "REDUCE_MIN": ReduceMinOp,
           "REDUCE_PROD": ReduceProductOp}[ctx.op.name]
+    x = ctx.value(0)
+    if ctx.is_quantized() and op is ReduceSumOp:
+        qi, qo = ctx.quant(ctx.tin(0)), ctx.quant(ctx.tout())
+        x32 = rescale_tfl(ctx.g, x, Kind.I32, 1.0, input_zp=int(qi.zero_point[0]))
+        s = _reduce(ctx, ReduceSumOp, x32, _axes(ctx, len(shape_of(x))), element_type(Kind.I32))
+        y = rescale_tfl(ctx.g, s, Kind.I8, float(qi.scale[0]) / float(qo.scale[0]), output_zp=int(qo.zero_point[0]))
+        return [reshape(ctx.g, y, ctx.tout().shape)]
     if ctx.is_quantized() and op not in (ReduceMaxOp, ReduceMinOp):
         raise ctx.error("the int8 form is not supported yet")
-    x = ctx.value(0)
     y = _reduce(ctx, op, x, _axes(ctx, len(shape_of(x))), etype(x))
     return [reshape(ctx.g, y, ctx.tout().shape)]
 
