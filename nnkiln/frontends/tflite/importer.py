@@ -174,7 +174,9 @@ class TfliteImporter:
                                     f"{list(expect)}")
                 self.values[idx] = r
         outputs = [(sg.tensors[i].name, self.value_of(i)) for i in sg.outputs]
-        return self.g.finish(outputs)
+        # int64 outputs (ARG_MAX's default, shapes) are computed in int32 and declared int64 at the boundary
+        declared = ["int64" if sg.tensors[i].dtype == np.int64 else None for i in sg.outputs]
+        return self.g.finish(outputs, declared=declared)
 
 
 def import_model(model: TfliteModel) -> ModuleOp:

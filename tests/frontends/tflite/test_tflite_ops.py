@@ -173,3 +173,12 @@ def test_space_batch_cumsum_l2norm(tmp_path: Path) -> None:
     (y,) = _run(tmp_path, "L2_NORMALIZATION", [("x", ((2, 5, 3), F32))], [("y", [2, 5, 3], F32)], {"x": c},
                 ("L2NormOptions", {}))
     np.testing.assert_allclose(y, c / np.linalg.norm(c, axis=-1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_int64_output_declared(tmp_path: Path) -> None:
+    """ARG_MAX with TFLite's default int64 output: computed in int32, returned as int64."""
+    x = _x(3, 7)
+    (y,) = _run(tmp_path, "ARG_MAX", [("x", ((3, 7), F32)), ("a", np.array([1], np.int32))], [("y", [3], np.int64)],
+                {"x": x}, ("ArgMaxOptions", {"OutputType": 4}))
+    assert y.dtype == np.int64
+    np.testing.assert_array_equal(y, x.argmax(1))
