@@ -163,7 +163,11 @@ class TfliteImporter:
         for op in sg.operators:
             self.g.at_node(f"{op.name}#{op.index}" + (f" ({sg.tensors[op.outputs[0]].name})" if op.outputs else ""))
             ctx = OpContext(op, sg, self.g, self)
-            results = LOWERINGS[op.name](ctx)
+            try:
+                results = LOWERINGS[op.name](ctx)
+            except (ValueError, ZeroDivisionError, OverflowError, IndexError, KeyError) as err:
+                # a malformed operator (zero stride, zero scale, missing input ...) in a corrupt or hostile file
+                raise ctx.error(f"invalid operator ({type(err).__name__}: {err})") from None
             if len(results) != len(op.outputs):
                 raise ctx.error(f"lowering produced {len(results)} results for {len(op.outputs)} outputs")
             for idx, r in zip(op.outputs, results):

@@ -209,6 +209,12 @@ def _tensor(model: Any, buf: bytes, t: Any, index: int, path: str) -> Tensor:
         zp = np.asarray(q.ZeroPointAsNumpy(), dtype=np.int64) if q.ZeroPointLength() > 0 else np.zeros(
             scale.shape, np.int64)
         quant = Quantization(scale, zp, int(q.QuantizedDimension()))
+        if not np.all(np.isfinite(scale)) or np.any(scale < 0):
+            raise FrontendError(f"tensor {index} '{name}': quantization scale {scale.tolist()[:4]} is not a finite "
+                                "non-negative number", file=path)
+        if zp.size not in (1, scale.size) or (scale.size > 1 and not 0 <= quant.quantized_dimension < len(shape)):
+            raise FrontendError(f"tensor {index} '{name}': inconsistent quantization ({scale.size} scales, "
+                                f"{zp.size} zero points, dimension {quant.quantized_dimension})", file=path)
     return Tensor(index, name, shape, type_code, data, quant)
 
 

@@ -279,3 +279,24 @@ def test_cli_import_and_translate(tmp_path: Path) -> None:
     assert (tmp_path / "m.mlir").read_text().count("tosa.conv2d") == 2
     assert main(["translate", "--to", "nnef", model, "-o", str(tmp_path / "nnef")]) in (0, None)
     assert (tmp_path / "nnef" / "graph.nnef").exists()
+
+
+@pytest.mark.parametrize("name", ["cnn_int8", "ops_int8", "ops_float"])
+def test_corrupted_bytes_give_frontend_errors(tmp_path: Path, name: str) -> None:
+    """Random byte changes in a model: it imports, or a FrontendError (an NnkilnError) names the file; never
+    another exception."""
+    from nnkiln.errors import NnkilnError
+
+    entry = _entry(name)
+    raw = (DATA / entry["file"]).read_bytes()
+    rng = np.random.default_rng(7)
+    path = tmp_path / "m.tflite"
+    for _ in range(60):
+        b = bytearray(raw)
+        for _ in range(int(rng.integers(1, 6))):
+            b[int(rng.integers(8, len(b)))] = int(rng.integers(0, 256))
+        path.write_bytes(bytes(b))
+        try:
+            nnkiln.load(str(path))
+        except NnkilnError as err:
+            assert str(path) in str(err)
