@@ -212,6 +212,10 @@ def _tensor(model: Any, buf: bytes, t: Any, index: int, path: str) -> Tensor:
         if not np.all(np.isfinite(scale)) or np.any(scale < 0):
             raise FrontendError(f"tensor {index} '{name}': quantization scale {scale.tolist()[:4]} is not a finite "
                                 "non-negative number", file=path)
+        zp_range = {9: (-128, 127), 3: (0, 255), 7: (-32768, 32767)}.get(type_code, (-(2**31), 2**31 - 1))
+        if zp.size and (zp.min() < zp_range[0] or zp.max() > zp_range[1]):
+            raise FrontendError(f"tensor {index} '{name}': zero point outside {list(zp_range)} for "
+                                f"{_TYPE_NAMES.get(type_code)}", file=path)
         if zp.size not in (1, scale.size) or (scale.size > 1 and not 0 <= quant.quantized_dimension < len(shape)):
             raise FrontendError(f"tensor {index} '{name}': inconsistent quantization ({scale.size} scales, "
                                 f"{zp.size} zero points, dimension {quant.quantized_dimension})", file=path)
