@@ -1,11 +1,15 @@
-"""Activations (``legalize_tfl``: ``tfl.relu``, ``tfl.relu6``, ``tfl.relu_n1_to_1``, ``tfl.leaky_relu``,
+"""Activations (document legalize_tflite: ``tfl.relu``, ``tfl.relu6``, ``tfl.relu_n1_to_1``, ``tfl.leaky_relu``,
 ``tfl.logistic``, ``tfl.tanh``, ``tfl.gelu``, ``tfl.hard_swish``, ``tfl.softmax``).
 
-Float forms are the document's. int8 LOGISTIC/TANH/ELU/GELU: a 256-entry TABLE built at import the way TFLite's
-reference kernels build their lookup table (``LUTPopulate``: float32 dequantize, function, scale, round); LOGISTIC
-and TANH are exact that way (TFLite's reference kernels evaluate int8 through that table). int8 HARD_SWISH and
-LEAKY_RELU: TFLite's integer arithmetic evaluated for the 256 codes at import, one TABLE. int8 SOFTMAX reproduces TFLite's gemmlowp arithmetic
-exactly (``softmax_int8``).
+The document leaves relu, relu6, leaky_relu, logistic, tanh, softmax, log_softmax and prelu TODO, and
+relu_n1_to_1 and gelu undefined; its elu (``lower_elu_op``) is float only; its hard_swish float form uses RELUN,
+not a 0.30 op (CLAMP here), and its quantized hard_swish table is incomplete.
+
+int8 LOGISTIC/TANH/ELU/GELU: a 256-entry TABLE built at import the way TFLite's reference kernels build their
+lookup table (``LUTPopulate``: float32 dequantize, function, scale, round); LOGISTIC and TANH are exact that way
+(TFLite's reference kernels evaluate int8 through that table). int8 HARD_SWISH, LEAKY_RELU and PRELU: TFLite's
+integer arithmetic (the first two evaluated for the 256 codes at import, one TABLE). int8 SOFTMAX reproduces
+TFLite's gemmlowp arithmetic exactly (``softmax_int8``).
 """
 
 from __future__ import annotations
@@ -85,7 +89,7 @@ def tanh(ctx: OpContext) -> list[SSAValue]:
 @lowering("LEAKY_RELU")
 def leaky_relu(ctx: OpContext) -> list[SSAValue]:
     """``tfl.leaky_relu`` → MAXIMUM(x, alpha·x) for 0 <= alpha <= 1, else SELECT(x > 0, x, alpha·x) (the
-    document's form uses GREATER_EQUAL + SELECT; the same values). int8: a TABLE of TFLite's
+    document leaves tfl.leaky_relu TODO). int8: a TABLE of TFLite's
     ``QuantizeLeakyRelu`` (``MultiplyByQuantizedMultiplier`` by ``s_in/s_out`` or ``alpha·s_in/s_out`` by the sign
     of ``q - zp_in``), computed at import: exact."""
     from nnkiln.dialects.tosa.ops_comparison import GreaterOp
@@ -186,7 +190,8 @@ def _erf(ctx: OpContext, x: SSAValue) -> SSAValue:
 
 @lowering("SOFTMAX")
 def softmax(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.softmax`` over the last axis (document's float form): EXP(beta·(x − max)) / sum, the division as
+    """``tfl.softmax`` over the last axis (TODO in the document; TFLite's float reference): EXP(beta·(x − max)) /
+    sum, the division as
     RECIPROCAL + MUL. int8: TFLite's gemmlowp arithmetic exactly (``softmax_int8``)."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp, SubOp
     from nnkiln.dialects.tosa.ops_elementwise_unary import ExpOp, ReciprocalOp
@@ -215,7 +220,7 @@ def softmax(ctx: OpContext) -> list[SSAValue]:
 
 @lowering("LOG_SOFTMAX")
 def log_softmax(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.log_softmax`` (float, last axis) → (x − max) − LOG(REDUCE_SUM(EXP(x − max))) (document's form).
+    """``tfl.log_softmax`` (float, last axis; TODO in the document) → (x − max) − LOG(REDUCE_SUM(EXP(x − max))).
     int8 is not supported yet."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import SubOp
     from nnkiln.dialects.tosa.ops_elementwise_unary import ExpOp, LogOp
@@ -250,7 +255,7 @@ def elu(ctx: OpContext) -> list[SSAValue]:
 
 @lowering("PRELU")
 def prelu(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.prelu`` (float) → SELECT(x >= 0, x, alpha·x) with alpha broadcast (document's form). int8: TFLite's
+    """``tfl.prelu`` (float) → SELECT(x >= 0, x, alpha·x) with alpha broadcast (TODO in the document). int8: TFLite's
     reference ``Prelu``: ``x - zp >= 0`` → ``MultiplyByQuantizedMultiplier(x - zp, s_in/s_out)``, else
     ``MultiplyByQuantizedMultiplier((x - zp)·(a - zp_a), s_in·s_a/s_out)``, plus ``zp_out``: two RESCALEs and a
     SELECT, exact."""

@@ -1,16 +1,16 @@
-"""Elementwise arithmetic (``legalize_tfl``: ``tfl.add``, ``tfl.sub``, ``tfl.mul``, ``tfl.div``,
+"""Elementwise arithmetic (document legalize_tflite: ``tfl.add``, ``tfl.sub``, ``tfl.mul``, ``tfl.div``,
 ``tfl.squared_difference``, ``tfl.maximum``/``minimum``, ``tfl.abs``, ``tfl.neg``, ``tfl.rsqrt``, ``tfl.sqrt``,
 ``tfl.exp``, ``tfl.log``).
 
 Operands are broadcast numpy-style: TOSA needs equal ranks, so the lower-rank operand is reshaped with leading
-1s (the document's ``apply_rank_broadcast``). Fused activations are applied after the op.
+1s (the document's rank broadcast of ``tfl.add``). Fused activations are applied after the op.
 
-Quantized ADD/SUB (int8) deviate from the document's single RESCALE per input (``buildRescaleToInt32`` of
-``scale·2^20``, single rounding at the shifted position) to reproduce TFLite's reference kernel exactly: TFLite
+Quantized ADD/SUB (int8) deviate from the document's ``tfl.add`` (one RESCALE per input by ``2^20·s/max2x``,
+zero points not shown; its ``tfl.sub`` has no quantized form) to reproduce TFLite's reference kernel exactly: TFLite
 shifts ``x - zp`` left by 20 *then* applies ``MultiplyByQuantizedMultiplierSmallerThanOneExp`` (two roundings),
 so each input gets an exact ``<< 20`` RESCALE followed by a double-rounding RESCALE (``rescale_tfl``); the
 int32 sum is requantized by TFLite's output multiplier. Quantized MUL: ``(x1 - zp1)·(x2 - zp2)`` in int32, one
-RESCALE by ``s1·s2/s_out`` (TFLite's ``MulElementwise``; the document's form).
+RESCALE by ``s1·s2/s_out`` (TFLite's ``MulElementwise``; the document leaves tfl.mul TODO).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def _float_only(ctx: OpContext) -> None:
 def squared_difference(ctx: OpContext) -> list[SSAValue]:
     """``tfl.squared_difference`` → SUB, MUL (float). int8 as TFLite's reference kernel: each input
     ``(x - zp) << 7`` scaled by ``s_i / (2·max(s1, s2))`` (double rounding), SUB, MUL in int32, requantized by
-    ``(2·max)^2 / (2^14·s_out)`` (the document's int8 lowering uses other shifts; this one is TFLite's)."""
+    ``(2·max)^2 / (2^14·s_out)`` (tfl.squared_difference is TODO in the document)."""
     from nnkiln.dialects.tosa.ops_elementwise_binary import MulOp, SubOp
 
     if not ctx.is_quantized():

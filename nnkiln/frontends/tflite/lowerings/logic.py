@@ -1,4 +1,4 @@
-"""Comparisons, selection, casts and arg-reductions (``legalize_tfl``: ``tfl.equal``, ``tfl.not_equal``,
+"""Comparisons, selection, casts and arg-reductions (document legalize_tflite: ``tfl.equal``, ``tfl.not_equal``,
 ``tfl.greater``, ``tfl.greater_equal``, ``tfl.less``, ``tfl.less_equal``, ``tfl.logical_and/or/not``,
 ``tfl.select``/``select_v2``, ``tfl.cast``, ``tfl.arg_max``, ``tfl.arg_min``).
 

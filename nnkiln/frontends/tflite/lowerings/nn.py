@@ -1,4 +1,4 @@
-"""Convolutions, fully connected, pools and batched matmul (``legalize_tfl``: ``tfl.conv_2d``,
+"""Convolutions, fully connected, pools and batched matmul (document legalize_tflite: ``tfl.conv_2d``,
 ``tfl.depthwise_conv_2d``, ``tfl.fully_connected``, ``tfl.average_pool_2d``, ``tfl.max_pool_2d``,
 ``tfl.transpose_conv``, ``tfl.batch_matmul``).
 
@@ -76,9 +76,10 @@ def _conv_input(ctx: OpContext, kernel: Sequence[int], strides: Sequence[int], d
 
 @lowering("CONV_2D")
 def conv_2d(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.conv_2d`` → CONV2D (+ RESCALE for int8, document's ``convertTFLConv2DOp``) + fused activation.
-    Deviation: int8 requantization is TFLite's double-rounding multiplier (``rescale_tfl``), the document's
-    ``buildRescaleOpConvOutput`` computes the same multiplier and shift."""
+    """``tfl.conv_2d`` → CONV2D (+ accumulator RESCALE by ``sIn·sW/sOut`` for int8) + fused activation, as the
+    document's tfl.conv_2d. Deviations: per-channel weight scales (the document is per-tensor only); the
+    multiplier is TFLite's (double rounding, ``rescale_tfl``); the fused activation clamps in the quantized domain
+    (the document's ``convert_fused_activation`` is TODO)."""
     from nnkiln.dialects.tosa.ops_tensor import Conv2DOp
 
     w = _weights(ctx, 1)
@@ -103,7 +104,8 @@ def conv_2d(ctx: OpContext) -> list[SSAValue]:
 @lowering("DEPTHWISE_CONV_2D")
 def depthwise_conv_2d(ctx: OpContext) -> list[SSAValue]:
     """``tfl.depthwise_conv_2d`` → DEPTHWISE_CONV2D with the weight [1,KH,KW,C·M] reshaped to [KH,KW,C,M]
-    (document's ``convertTFLDepthwiseConv2DOp``), + RESCALE for int8 + fused activation."""
+    (the document's tfl.depthwise_conv_2d, which shows no filter layout conversion and types the int8 result as
+    the output instead of the int32 accumulator), + per-channel RESCALE for int8 + fused activation."""
     from nnkiln.dialects.tosa.ops_tensor import DepthwiseConv2DOp
 
     w = _weights(ctx, 1)
@@ -129,7 +131,9 @@ def depthwise_conv_2d(ctx: OpContext) -> list[SSAValue]:
 @lowering("FULLY_CONNECTED")
 def fully_connected(ctx: OpContext) -> list[SSAValue]:
     """``tfl.fully_connected`` → RESHAPE to [batch, IC] + FULLY_CONNECTED (+ RESCALE for int8) + RESHAPE to the
-    output shape (``keep_num_dims``) + fused activation (document's ``convertTFLFullyConnectedOp``). Deviation:
+    output shape (``keep_num_dims``) + fused activation (the document's tfl.fully_connected; its bias length
+    ``filter.shape[3]`` of a 2-D filter is read
+    as ``filter.shape[0]`` here, and int8 scales may be per channel). Deviation:
     run-time (non-constant) weights become a MATMUL instead of an error."""
     from nnkiln.dialects.tosa.ops_tensor import FullyConnectedOp
 
@@ -174,7 +178,8 @@ def _pool_geometry(ctx: OpContext, x: SSAValue) -> tuple[SSAValue, list[int], li
 
 @lowering("MAX_POOL_2D")
 def max_pool_2d(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.max_pool_2d`` → MAX_POOL2D (+ fused activation); int8 runs on the codes (TFLite requires equal
+    """``tfl.max_pool_2d`` (TODO in the document) → MAX_POOL2D (+ fused activation); int8 runs on the codes (TFLite
+    requires equal
     input and output quantization)."""
     from nnkiln.dialects.tosa.ops_tensor import MaxPool2dOp
 
@@ -245,7 +250,7 @@ def _avg_pool_int8(ctx: OpContext, x: SSAValue, kernel: list[int], strides: list
 @lowering("TRANSPOSE_CONV")
 def transpose_conv(ctx: OpContext) -> list[SSAValue]:
     """``tfl.transpose_conv`` (inputs: output_shape, weights [OC,KH,KW,IC], input, bias?) → TRANSPOSE_CONV2D
-    (document's ``convertTFLTransposeConvOp``): TFLite's padding (computed on the output as for a conv) becomes
+    (TODO in the document): TFLite's padding (computed on the output as for a conv) becomes
     the crop ``out_pad``; a negative crop (output larger than the full result) pads and adds the bias after.
     int8: int32 accumulation with the input zero point, then TFLite's per-channel requantization (as
     ``reference_integer_ops::TransposeConv``)."""
@@ -295,8 +300,8 @@ def transpose_conv(ctx: OpContext) -> list[SSAValue]:
 
 @lowering("BATCH_MATMUL")
 def batch_matmul(ctx: OpContext) -> list[SSAValue]:
-    """``tfl.batch_matmul`` → (TRANSPOSE for adj_x/adj_y) + RESHAPE to rank 3 + MATMUL + RESHAPE (document's
-    ``convertTFLBatchMatMulOp``); batch dimensions broadcast by TILE. int8: MATMUL with both zero points (int32),
+    """``tfl.batch_matmul`` → (TRANSPOSE for adj_x/adj_y) + RESHAPE to rank 3 + MATMUL + RESHAPE (not in
+    the document); batch dimensions broadcast by TILE. int8: MATMUL with both zero points (int32),
     then TFLite's ``MultiplyByQuantizedMultiplier`` by ``s_a·s_b/s_out`` (one RESCALE), as its reference kernel."""
     from nnkiln.dialects.tosa.ops_data_layout import TileOp
     from nnkiln.dialects.tosa.ops_tensor import MatMulOp

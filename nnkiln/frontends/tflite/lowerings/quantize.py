@@ -1,9 +1,9 @@
-"""QUANTIZE / DEQUANTIZE (``legalize_tfl``: ``tfl.quantize``, ``tfl.dequantize``).
+"""QUANTIZE / DEQUANTIZE (document legalize_tflite: ``tfl.quantize``, ``tfl.dequantize``).
 
 * int8 → int8 QUANTIZE (requantize): TFLite's ``Requantize`` = ``MultiplyByQuantizedMultiplier(x - zp_in, m, e)
-  + zp_out`` with ``real = s_in / s_out``: one double-rounding RESCALE (exact; the document's RESCALE).
+  + zp_out`` with ``real = s_in / s_out``: one double-rounding RESCALE (exact; tfl.quantize is TODO in the document).
 * float → int8: ``TfLiteRound(x / s) + zp`` clamped, as TFLite's ``AffineQuantize``, with the division as MUL
-  by 1/s (the document's form; TOSA 0.30 has no float division) and the rounding half away from zero built from
+  by 1/s (TOSA 0.30 has no float division) and the rounding half away from zero built from
   ABS/FLOOR/SELECT. Deviation: x·(1/s) can differ from x/s by one ulp, so a value within an ulp of a tie can
   round the other way (one step).
 * int8 → float DEQUANTIZE: ``(x - zp)·s`` (CAST, SUB, MUL; exact as TFLite computes it in float32).

@@ -1,7 +1,8 @@
-"""Reductions (``legalize_tfl``: ``tfl.mean``, ``tfl.sum``, ``tfl.reduce_max``, ``tfl.reduce_min``,
+"""Reductions (document legalize_tflite, where all five are TODO: ``tfl.mean``, ``tfl.sum``, ``tfl.reduce_max``,
+``tfl.reduce_min``,
 ``tfl.reduce_prod``): one REDUCE_* per axis (TOSA reduces one axis at a time, keeping it as size 1), then a
-RESHAPE to the output shape (``keep_dims``). Float MEAN multiplies the sum by 1/count (the document's form;
-TFLite divides: within 1 ulp).
+RESHAPE to the output shape (``keep_dims``). Float MEAN multiplies the sum by 1/count (TFLite divides:
+within 1 ulp).
 
 int8 MEAN follows TFLite's reference ``QuantizedMeanOrSum`` exactly: the int32 sum of ``x - zp_in``, then
 ``MultiplyByQuantizedMultiplier(sum, m, e) + zp_out`` where (m, e) is ``QuantizeMultiplier(s_in / s_out)`` with

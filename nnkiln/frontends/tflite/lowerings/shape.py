@@ -1,4 +1,4 @@
-"""Data movement (``legalize_tfl``: ``tfl.reshape``, ``tfl.squeeze``, ``tfl.expand_dims``, ``tfl.transpose``,
+"""Data movement (document legalize_tflite: ``tfl.reshape``, ``tfl.squeeze``, ``tfl.expand_dims``, ``tfl.transpose``,
 ``tfl.concatenation``, ``tfl.pad``/``padv2``, ``tfl.split``/``split_v``, ``tfl.slice``, ``tfl.strided_slice``,
 ``tfl.resize_nearest_neighbor``, ``tfl.resize_bilinear``).
 
@@ -7,7 +7,8 @@ CONCATENATION, whose inputs are RESCALEd to the output's quantization when they 
 ``ConcatenationWithScaling`` rounds ``(x - zp_in)·s_in/s_out + zp_out`` in float; deviation: the RESCALE
 rounds the fixed-point product, which can differ by one step at a tie).
 
-Resize deviation: the document maps resizes to RESIZE with fixed-point stride/offset; here the source
+Resize: the document leaves tfl.resize_* TODO, and its TF ``lower_resize_op`` is inconsistent with 0.30's RESIZE
+(inventory §2.7); here the source
 coordinates are computed at import exactly as TFLite's reference kernels do (float32 ``scale``, align_corners,
 half_pixel_centers) and the resize is built from GATHERs along H then W (nearest: exact, int8 too; bilinear:
 ``a·(1 - d) + b·d`` per axis with TFLite's lower/upper indices and weights, float; int8 bilinear: TFLite's
@@ -123,8 +124,9 @@ def slice_op(ctx: OpContext) -> list[SSAValue]:
 def strided_slice(ctx: OpContext) -> list[SSAValue]:
     """``tfl.strided_slice`` → SLICE, then (stride > 1) RESHAPE + SLICE picking every stride-th element,
     negative strides by REVERSE, then RESHAPE to the output shape (shrink/new-axis masks). The index
-    arithmetic is numpy's slicing of the constant begin/end/strides with TFLite's masks (document's
-    ``convertStridedSliceOp`` computes the same static slices). ``ellipsis_mask`` is not supported."""
+    arithmetic is numpy's slicing of the constant begin/end/strides with TFLite's masks (the document's
+    tfl.strided_slice
+    heading is empty; its TF ``lower_strided_slice_op`` lacks negative strides). ``ellipsis_mask`` is not supported."""
     from nnkiln.dialects.tosa.ops_data_layout import ReverseOp
 
     x = ctx.value(0)

@@ -1,4 +1,4 @@
-"""More data movement (``legalize_tfl``: ``tfl.pack``, ``tfl.unpack``, ``tfl.gather``, ``tfl.mirror_pad``,
+"""More data movement (document legalize_tflite: ``tfl.pack``, ``tfl.unpack``, ``tfl.gather``, ``tfl.mirror_pad``,
 ``tfl.space_to_depth``, ``tfl.depth_to_space``, ``tfl.tile``, ``tfl.reverse_v2``) and the import-time folds of
 ``tfl.shape``, ``tfl.fill`` and ``tfl.broadcast_to`` (shapes are static in TOSA 0.30).
 
@@ -119,7 +119,7 @@ def mirror_pad(ctx: OpContext) -> list[SSAValue]:
 @lowering("SPACE_TO_DEPTH", "DEPTH_TO_SPACE")
 def space_depth(ctx: OpContext) -> list[SSAValue]:
     """``tfl.space_to_depth``/``tfl.depth_to_space`` (NHWC, TFLite's DCR order) → RESHAPE, TRANSPOSE, RESHAPE
-    (the document's form)."""
+    (tfl.space_to_depth is TODO in the document, tfl.depth_to_space an empty heading)."""
     b = int(ctx.opt("BlockSize", 2))
     x = ctx.value(0)
     n, h, w, c = shape_of(x)
@@ -184,7 +184,9 @@ def fill_broadcast(ctx: OpContext) -> list[SSAValue]:
 @lowering("SPACE_TO_BATCH_ND")
 def space_to_batch_nd(ctx: OpContext) -> list[SSAValue]:
     """``tfl.space_to_batch_nd`` (NHWC, 2 block dims) → PAD, RESHAPE [N, H/bh, bh, W/bw, bw, C], TRANSPOSE
-    [bh, bw, N, H/bh, W/bw, C], RESHAPE (the document's form). The pad value is the zero point for int8."""
+    [bh, bw, N, H/bh, W/bw, C], RESHAPE: the scheme of the document's ``lower_space_to_batch_nd_op``, whose
+    pseudocode errors (inventory
+    §2.7) are not reproduced. The pad value is the zero point for int8."""
     from nnkiln.frontends.common.nn import pad_value
 
     x = ctx.value(0)
@@ -202,7 +204,8 @@ def space_to_batch_nd(ctx: OpContext) -> list[SSAValue]:
 @lowering("BATCH_TO_SPACE_ND")
 def batch_to_space_nd(ctx: OpContext) -> list[SSAValue]:
     """``tfl.batch_to_space_nd`` (NHWC, 2 block dims) → RESHAPE [bh, bw, N', H, W, C], TRANSPOSE
-    [N', H, bh, W, bw, C], RESHAPE, SLICE of the crops (the document's form)."""
+    [N', H, bh, W, bw, C], RESHAPE, SLICE of the crops: the scheme of the document's
+    ``lower_batch_to_space_nd_op`` (its pseudocode errors, inventory §2.7, not reproduced)."""
     x = ctx.value(0)
     bh, bw = (int(v) for v in ctx.const(1, "block_shape").reshape(-1))
     crops = ctx.const(2, "crops").reshape(-1, 2)

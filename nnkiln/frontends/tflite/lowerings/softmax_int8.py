@@ -1,7 +1,8 @@
 """int8 SOFTMAX exactly as TFLite's reference kernel (``reference_ops::Softmax``, gemmlowp fixed point).
 
-The document's ``tfl.softmax`` int8 lowering approximates gemmlowp's exp with 16-bit TABLE interpolation and is
-known to differ from TFLite by one step on some outputs. Here every step of TFLite's arithmetic is reproduced:
+The document leaves ``tfl.softmax`` TODO; TensorFlow's own TOSA legalization approximates gemmlowp's exp with
+16-bit TABLE interpolation, and its peer ``tosa-converter-for-tflite`` differs from TFLite by one step on some
+outputs (issue 23). Here every step of TFLite's arithmetic is reproduced:
 
 1. ``diff = x - max(x)`` per row (int32, in [-255, 0]). Every int8 input difference has one of 256 values, so
    ``exp_on_negative_values(MultiplyByQuantizedMultiplierGreaterThanOne(diff, m, s))`` (gemmlowp's Q5.26 → Q0.31
