@@ -12,14 +12,14 @@ from nnkiln.ir.errors import InputError
 
 
 def detect_format(path: str) -> str:
-    """``mlir``, ``onnx``, ``nnef`` or ``tosa`` (a TOSA 1.x flatbuffer), from the name and first bytes."""
+    """``mlir``, ``onnx``, ``nnef``, ``tosa`` (a TOSA 1.x flatbuffer) or ``tflite``, from the name and first bytes."""
     if os.path.isdir(path):
         if os.path.exists(os.path.join(path, "graph.nnef")):
             return "nnef"
         raise InputError(f"{path}: a folder, but not an NNEF model (no graph.nnef)")
     lower = path.lower()
     for ext, fmt in ((".mlir", "mlir"), (".onnx", "onnx"), (".nnef", "nnef"), (".tgz", "nnef"),
-                     (".tar.gz", "nnef"), (".tar", "nnef"), (".tosa", "tosa")):
+                     (".tar.gz", "nnef"), (".tar", "nnef"), (".tosa", "tosa"), (".tflite", "tflite")):
         if lower.endswith(ext):
             return fmt
     try:
@@ -32,9 +32,11 @@ def detect_format(path: str) -> str:
         return "mlir"
     if head[4:8] == b"TOSA":  # the flatbuffer file identifier of tosa.fbs
         return "tosa"
+    if head[4:8] == b"TFL3":  # the flatbuffer file identifier of TFLite's schema.fbs
+        return "tflite"
     if head[:1] == b"\x08":  # protobuf field 1 (ir_version), varint: how ONNX files begin
         return "onnx"
-    raise InputError(f"{path}: unknown model format (expected .mlir, .onnx, .tosa, an NNEF folder or .tgz)")
+    raise InputError(f"{path}: unknown model format (expected .mlir, .onnx, .tosa, .tflite, an NNEF folder or .tgz)")
 
 
 def verify_naming_file(module: ModuleOp, path: str, verify: Any) -> None:
@@ -87,4 +89,8 @@ def _load(path: str, shapes: Mapping[str, Sequence[int]] | None, constants: Mapp
         from nnkiln.frontends.tosa1 import load_tosa1
 
         return load_tosa1(path)
+    if fmt == "tflite":
+        from nnkiln.frontends.tflite import load_tflite
+
+        return load_tflite(path)
     raise InputError(f"{path}: unsupported format {fmt}")
