@@ -182,3 +182,41 @@ def test_int64_output_declared(tmp_path: Path) -> None:
                 {"x": x}, ("ArgMaxOptions", {"OutputType": 4}))
     assert y.dtype == np.int64
     np.testing.assert_array_equal(y, x.argmax(1))
+
+
+def _np_gather_nd(params: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """TFLite gather_nd (batch_dims 0), written independently of the lowering."""
+    q = indices.shape[-1]
+    flat = indices.reshape(-1, q)
+    rows = [params[tuple(int(v) for v in t)] for t in flat]
+    return np.array(rows, dtype=params.dtype).reshape(indices.shape[:-1] + params.shape[q:])
+
+
+def _gather_nd_case(tmp_path: Path, params: np.ndarray, idx: np.ndarray, runtime: bool) -> None:
+    want = _np_gather_nd(params, idx)
+    ind_in: Any = ("i", (idx.shape, idx.dtype)) if runtime else ("i", idx)
+    feeds = {"x": params, **({"i": idx} if runtime else {})}
+    path = tmp_path / "gather_nd.tflite"
+    path.write_bytes(build_model("GATHER_ND", [("x", (params.shape, params.dtype)), ind_in],
+                                 [("y", list(want.shape), params.dtype)]))
+    module = nnkiln.load(str(path))
+    for got in (nnkiln.reference.run(module, feeds)["y"], nnkiln.compile(module).run(feeds)["y"]):
+        got = np.asarray(got)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("runtime", [False, True])
+@pytest.mark.parametrize("dtype", [F32, np.int32, np.int8])
+@pytest.mark.parametrize("idx_dtype", [np.int32, np.int64])
+def test_gather_nd(tmp_path: Path, runtime: bool, dtype: Any, idx_dtype: Any) -> None:
+    params = (_x(3, 4, 2) * 50).astype(dtype)
+    idx = np.array([[[0, 1], [2, 3]], [[1, 0], [2, 2]]], idx_dtype)  # [2, 2, 2]: rows of shape [2]
+    _gather_nd_case(tmp_path, params, idx, runtime)
+
+
+@pytest.mark.parametrize("runtime", [False, True])
+def test_gather_nd_full_and_leading(tmp_path: Path, runtime: bool) -> None:
+    params = _x(2, 3, 4)
+    _gather_nd_case(tmp_path, params, np.array([[1, 2, 3], [0, 0, 1], [1, 1, 0]], np.int32), runtime)  # scalars
+    _gather_nd_case(tmp_path, params, np.array([[1], [0], [1], [1]], np.int32), runtime)  # whole [3, 4] slices

@@ -30,6 +30,7 @@ from nnkiln.dialects.tosa.ops_scatter_gather import GatherOp, ScatterOp
 from nnkiln.dialects.tosa.ops_type_conversion import CastOp
 from nnkiln.frontends.common.arith import etype, shape_of
 from nnkiln.frontends.common.broadcast import reshape
+from nnkiln.frontends.common.gather import gather_nd as _gather_nd
 from nnkiln.frontends.onnx.importer import NodeContext
 from nnkiln.frontends.onnx.lowerings import lowering
 from nnkiln.frontends.onnx.lowerings._scatter_reduce import scatter_reduce
@@ -104,17 +105,6 @@ def GatherElements(ctx: NodeContext) -> list[Result]:
         return [np.take_along_axis(np.asarray(data.const), idx, axis=axis)]
     positions = np.arange(math.prod(data.shape), dtype=np.int64).reshape(data.shape)
     return [gather_flat(ctx, ctx.tensor(0), np.take_along_axis(positions, idx, axis=axis))]
-
-
-def _gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.ndarray:
-    """ONNX GatherND on numpy arrays (indices already normalised)."""
-    bshape = data.shape[:batch_dims]
-    q = indices.shape[-1]
-    nb = math.prod(bshape)
-    d = data.reshape((nb,) + data.shape[batch_dims:])
-    ind = indices.reshape((nb, -1, q))
-    out = np.stack([d[b][tuple(ind[b].T)] for b in range(nb)]) if nb else np.zeros((0,))
-    return out.reshape(indices.shape[:-1] + data.shape[batch_dims + q:])
 
 
 def _nd_indices(ctx: NodeContext, data_shape: Sequence[int], idx: np.ndarray, batch_dims: int) -> np.ndarray:

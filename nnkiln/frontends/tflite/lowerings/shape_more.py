@@ -244,3 +244,70 @@ def cumsum(ctx: OpContext) -> list[SSAValue]:
     y = reshape(ctx.g, y, [shape[a] for a in perm])
     inv = [perm.index(a) for a in range(len(shape))]
     return [transpose(ctx.g, y, inv) if axis != len(shape) - 1 else y]
+
+
+@lowering("GATHER_ND")
+def gather_nd(ctx: OpContext) -> list[SSAValue]:
+    """``tfl.gather_nd`` (the document: "No TOSA lowering defined"; TFLite's reference kernel, batch_dims 0:
+    ``output[i...] = params[indices[i...]]``, the last indices dimension indexing the leading params dimensions).
+
+    Constant indices (range-checked at import; TFLite rejects negative ones) are applied with the shared numpy
+    GatherND (``common.gather``) to an ``arange`` over the params' elements, giving flat positions for one GATHER
+    on the view ``[1, size, 1]``. Run-time int32/int64 indices become flat positions in the graph (MUL by the
+    row-major strides, REDUCE_SUM); a tuple with an index outside its extent gets position -1, so the GATHER's
+    REQUIRE fails at run time (TFLite reports an error there too)."""
+    from nnkiln.dialects.tosa.ops_comparison import GreaterEqualOp, GreaterOp
+    from nnkiln.dialects.tosa.ops_elementwise_binary import LogicalOrOp, MulOp
+    from nnkiln.dialects.tosa.ops_elementwise_ternary import SelectOp
+    from nnkiln.dialects.tosa.ops_reduction import ReduceAnyOp, ReduceSumOp
+    from nnkiln.dialects.tosa.ops_scatter_gather import GatherOp
+    from nnkiln.dialects.tosa.ops_type_conversion import CastOp
+    from nnkiln.frontends.common.gather import gather_nd as np_gather_nd
+
+    x = ctx.value(0)
+    shape = shape_of(x)
+    ishape = tuple(ctx.tin(1).shape)
+    if len(ishape) < 1 or ishape[-1] < 1 or ishape[-1] > len(shape):
+        raise ctx.error(f"indices of shape {list(ishape)} do not fit params {list(shape)}")
+    q = ishape[-1]
+    dims = list(shape[:q])
+    k, c = int(np.prod(dims)), int(np.prod(shape[q:]))
+    w = int(np.prod(ishape[:-1]))
+    out_shape = ctx.tout().shape
+    i32, b1 = element_type(Kind.I32), element_type(Kind.BOOL)
+    g = ctx.g
+    if ctx.is_const(1):
+        idx = ctx.const(1, "indices").astype(np.int64)
+        ext = np.array(dims, np.int64)
+        if idx.size and (np.any(idx < 0) or np.any(idx >= ext)):
+            raise ctx.error(f"an index is outside the params dimensions {dims}")
+        positions = np.arange(k, dtype=np.int64).reshape(dims)
+        flat = np_gather_nd(positions, idx.reshape(ishape), 0).reshape(1, w).astype(np.int32)
+        iv = g.const(np.ascontiguousarray(flat), TensorType(i32, [1, w]))
+    else:
+        if ctx.tin(1).dtype not in (np.int32, np.int64):
+            raise ctx.error("run-time indices must be int32 or int64")
+        ind = reshape(g, ctx.value(1), (1, w, q))
+
+        def cst(a: np.ndarray) -> SSAValue:
+            a = np.ascontiguousarray(a.astype(np.int32).reshape(1, 1, q))
+            return g.const(a, TensorType(i32, [1, 1, q]))
+
+        bad = g.value(LogicalOrOp, [g.value(GreaterEqualOp, [ind, cst(np.array(dims))], b1),
+                                    g.value(GreaterOp, [cst(np.zeros(q)), ind], b1)], b1)
+        iv = ind
+        if q > 1:
+            strides = np.array([int(np.prod(dims[j + 1:])) for j in range(q)])
+            iv = g.value(MulOp, [iv, cst(strides)], i32, shift=0)
+        iv = g.value(ReduceSumOp, [iv], i32, axis=2)
+        bad = g.value(ReduceAnyOp, [bad], b1, axis=2)
+        minus1 = g.const(np.full((1, 1, 1), -1, np.int32), TensorType(i32, [1, 1, 1]))
+        iv = reshape(g, g.value(SelectOp, [bad, minus1, iv], i32), (1, w))
+    was_bool = ctx.tin(0).dtype == np.bool_
+    if was_bool:
+        x = g.value(CastOp, [x], element_type(Kind.I8))
+    y = g.value(GatherOp, [reshape(g, x, (1, k, c)), iv], etype(x))
+    y = reshape(g, y, out_shape)
+    if was_bool:
+        y = g.value(CastOp, [y], b1)
+    return [y]
