@@ -116,6 +116,7 @@ class TfliteImporter:
         self.sg = model.subgraphs[subgraph]
         self.values: dict[int, SSAValue] = {}
         self.g: GraphBuilder | None = None
+        self.active: frozenset[int] = frozenset({subgraph})  # subgraphs being lowered (no recursion)
 
     def value_of(self, index: int, ctx: OpContext | None = None) -> SSAValue:
         if index in self.values:
@@ -151,15 +152,11 @@ class TfliteImporter:
             raise FrontendError(f"{len(rows)} unsupported TFLite operator type(s) in the model:\n" + "\n".join(lines),
                                 file=self.file)
 
-    def run(self) -> ModuleOp:
+    def _lower_operators(self) -> None:
         from nnkiln.frontends.tflite.lowerings import LOWERINGS
 
-        self.check_supported()
         sg = self.sg
-        inputs = [(sg.tensors[i].name, tensor_type(sg.tensors[i], self.file)) for i in sg.inputs]
-        self.g = GraphBuilder(self.file, inputs)
-        for i, arg in zip(sg.inputs, self.g.block.args):
-            self.values[i] = arg
+        assert self.g is not None
         for op in sg.operators:
             self.g.at_node(f"{op.name}#{op.index}" + (f" ({sg.tensors[op.outputs[0]].name})" if op.outputs else ""))
             ctx = OpContext(op, sg, self.g, self)
@@ -177,6 +174,37 @@ class TfliteImporter:
                     raise ctx.error(f"output '{sg.tensors[idx].name}' has shape {list(got)}, the model says "
                                     f"{list(expect)}")
                 self.values[idx] = r
+
+    def lower_subgraph(self, index: int, args: list[SSAValue], ctx: OpContext) -> list[SSAValue]:
+        """Lower subgraph ``index`` (WHILE/IF bodies) into ``self.g``'s current block, its inputs bound to
+        ``args``; its output values. TFLite subgraphs see only their inputs, so nothing is captured."""
+        if not 0 <= index < len(self.model.subgraphs):
+            raise ctx.error(f"subgraph {index} does not exist")
+        if index in self.active:
+            raise ctx.error(f"subgraph {index} calls itself (recursion is not supported)")
+        sub = TfliteImporter(self.model, index)
+        sub.g = self.g
+        sub.active = self.active | {index}
+        sg = sub.sg
+        if len(sg.inputs) != len(args):
+            raise ctx.error(f"subgraph {index} has {len(sg.inputs)} inputs, the operator passes {len(args)}")
+        for i, a in zip(sg.inputs, args):
+            want = tensor_type(sg.tensors[i], self.file)
+            if want != a.type:
+                raise ctx.error(f"subgraph {index} input '{sg.tensors[i].name}' is {want}, the operator passes "
+                                f"{a.type}")
+            sub.values[i] = a
+        sub._lower_operators()
+        return [sub.value_of(i) for i in sg.outputs]
+
+    def run(self) -> ModuleOp:
+        self.check_supported()
+        sg = self.sg
+        inputs = [(sg.tensors[i].name, tensor_type(sg.tensors[i], self.file)) for i in sg.inputs]
+        self.g = GraphBuilder(self.file, inputs)
+        for i, arg in zip(sg.inputs, self.g.block.args):
+            self.values[i] = arg
+        self._lower_operators()
         outputs = [(sg.tensors[i].name, self.value_of(i)) for i in sg.outputs]
         # int64 outputs (ARG_MAX's default, shapes) are computed in int32 and declared int64 at the boundary
         declared = ["int64" if sg.tensors[i].dtype == np.int64 else None for i in sg.outputs]

@@ -145,3 +145,109 @@ def build_model(op: str, inputs: Sequence[tuple[str, np.ndarray | tuple[Sequence
     Mod.AddBuffers(b, bv)
     b.Finish(Mod.End(b), file_identifier=b"TFL3")
     return bytes(b.Output())
+
+
+# a tensor: (name, shape, dtype, constant data or None); an operator: (builtin name, input tensor indices,
+# output tensor indices, options as in ``build_model`` or None)
+TensorSpec = tuple[str, Sequence[int], Any, "np.ndarray | None"]
+OpSpec = tuple[str, Sequence[int], Sequence[int], "tuple[str, dict[str, Any]] | None"]
+
+
+def build_graphs(subgraphs: Sequence[tuple[Sequence[TensorSpec], Sequence[OpSpec], Sequence[int], Sequence[int]]]
+                 ) -> bytes:
+    """A model of several subgraphs (subgraph 0 the main one), each (tensors, operators, input tensor indices,
+    output tensor indices); for control-flow ops (WHILE, IF) that reference subgraphs by index."""
+    Buf, Mod, Op, OC, SG, Ten = (importlib.import_module(f"tflite.{m}") for m in
+                                 ("Buffer", "Model", "Operator", "OperatorCode", "SubGraph", "Tensor"))
+    from tflite.BuiltinOperator import BuiltinOperator
+    from tflite.BuiltinOptions import BuiltinOptions
+
+    b = flatbuffers.Builder(1024)
+    Buf.Start(b)
+    buf_offsets = [Buf.End(b)]
+    codes: list[str] = []
+    sg_offsets = []
+    for tensors_spec, ops_spec, g_in, g_out in subgraphs:
+        tensors = []
+        for name, shape, dtype, data in tensors_spec:
+            bi = 0
+            if data is not None:
+                vec = b.CreateByteVector(np.ascontiguousarray(data).tobytes())
+                Buf.Start(b)
+                Buf.AddData(b, vec)
+                bi = len(buf_offsets)
+                buf_offsets.append(Buf.End(b))
+            nm = b.CreateString(name)
+            sh = _ivec(b, Ten.StartShapeVector, shape)
+            Ten.Start(b)
+            Ten.AddShape(b, sh)
+            Ten.AddType(b, _TYPES[np.dtype(dtype)])
+            Ten.AddBuffer(b, bi)
+            Ten.AddName(b, nm)
+            tensors.append(Ten.End(b))
+        ops = []
+        for opname, ins, outs, options in ops_spec:
+            if opname not in codes:
+                codes.append(opname)
+            opt_off, opt_type = None, 0
+            if options is not None:
+                cls, fields = options
+                mod = importlib.import_module(f"tflite.{cls}")
+                mod.Start(b)  # type: ignore[attr-defined]
+                for k, v in fields.items():
+                    getattr(mod, f"Add{k}")(b, v)
+                opt_off = mod.End(b)  # type: ignore[attr-defined]
+                opt_type = getattr(BuiltinOptions, cls)
+            op_in = _ivec(b, Op.StartInputsVector, ins)
+            op_out = _ivec(b, Op.StartOutputsVector, outs)
+            Op.Start(b)
+            Op.AddOpcodeIndex(b, codes.index(opname))
+            Op.AddInputs(b, op_in)
+            Op.AddOutputs(b, op_out)
+            if opt_off is not None:
+                Op.AddBuiltinOptionsType(b, opt_type)
+                Op.AddBuiltinOptions(b, opt_off)
+            ops.append(Op.End(b))
+        SG.StartTensorsVector(b, len(tensors))
+        for t in reversed(tensors):
+            b.PrependUOffsetTRelative(t)
+        tvec = b.EndVector()
+        SG.StartOperatorsVector(b, len(ops))
+        for o in reversed(ops):
+            b.PrependUOffsetTRelative(o)
+        ovec = b.EndVector()
+        gin = _ivec(b, SG.StartInputsVector, g_in)
+        gout = _ivec(b, SG.StartOutputsVector, g_out)
+        SG.Start(b)
+        SG.AddTensors(b, tvec)
+        SG.AddInputs(b, gin)
+        SG.AddOutputs(b, gout)
+        SG.AddOperators(b, ovec)
+        sg_offsets.append(SG.End(b))
+    oc_offsets = []
+    for opname in codes:
+        code = getattr(BuiltinOperator, opname)
+        OC.Start(b)
+        OC.AddDeprecatedBuiltinCode(b, min(code, 127))
+        OC.AddBuiltinCode(b, code)
+        OC.AddVersion(b, 1)
+        oc_offsets.append(OC.End(b))
+    Mod.StartOperatorCodesVector(b, len(oc_offsets))
+    for o in reversed(oc_offsets):
+        b.PrependUOffsetTRelative(o)
+    ocv = b.EndVector()
+    Mod.StartSubgraphsVector(b, len(sg_offsets))
+    for o in reversed(sg_offsets):
+        b.PrependUOffsetTRelative(o)
+    sgv = b.EndVector()
+    Mod.StartBuffersVector(b, len(buf_offsets))
+    for o in reversed(buf_offsets):
+        b.PrependUOffsetTRelative(o)
+    bv = b.EndVector()
+    Mod.Start(b)
+    Mod.AddVersion(b, 3)
+    Mod.AddOperatorCodes(b, ocv)
+    Mod.AddSubgraphs(b, sgv)
+    Mod.AddBuffers(b, bv)
+    b.Finish(Mod.End(b), file_identifier=b"TFL3")
+    return bytes(b.Output())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from nnkiln.frontends.tflite.lowerings import (  # noqa: F401 - imported for their @lowering registrations
     activation,
+    control,
     elementwise,
     logic,
     nn,
