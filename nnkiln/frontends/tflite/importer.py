@@ -5,6 +5,9 @@ operator in the file's order (TFLite stores operators topologically sorted). Eac
 value; constant tensors (those with buffer data) stay numpy arrays until an op needs them as a tensor, so
 lowerings can read weights, shapes, axes and paddings at import. Each operator is lowered by the function
 registered under its builtin name in ``nnkiln.frontends.tflite.lowerings`` (one module per op family).
+Control-flow operators (WHILE, IF) lower the subgraphs they reference into their regions
+(``lower_subgraph``: a fresh tensor table per subgraph, the region's arguments bound to its inputs; a subgraph
+that references itself, directly or not, is an error).
 
 Before anything is built, every operator of every subgraph is checked against that registry: unsupported
 operators are reported in one ``FrontendError`` with each name, its count and its operator indices.

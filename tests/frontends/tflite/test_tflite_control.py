@@ -75,3 +75,18 @@ def test_if(tmp_path: Path, c: bool) -> None:
     for out in _both(path, {"c": np.array([c]), "a": a, "b": b}):
         assert out["y"].dtype == F32 and out["y"].shape == (2, 2)
         np.testing.assert_allclose(out["y"], want, rtol=1e-6, atol=1e-6)
+
+
+def test_while_recursion_and_type_change_are_errors(tmp_path: Path) -> None:
+    t = [("x", [1], F32, None), ("y", [1], F32, None)]
+    main = (t, [("WHILE", [0], [1], ("WhileOptions", {"CondSubgraphIndex": 1, "BodySubgraphIndex": 0}))], [0], [1])
+    cond = (t[:1] + [("c", [1], np.bool_, None)], [("LESS", [0, 0], [1], None)], [0], [1])
+    path = tmp_path / "rec.tflite"
+    path.write_bytes(build_graphs([main, cond]))
+    with pytest.raises(nnkiln.errors.FrontendError, match="itself"):
+        nnkiln.load(str(path))
+    body = ([("x", [1], F32, None), ("z", [1], I32, None)], [("CAST", [0], [1], None)], [0], [1])
+    main = (t, [("WHILE", [0], [1], ("WhileOptions", {"CondSubgraphIndex": 1, "BodySubgraphIndex": 2}))], [0], [1])
+    path.write_bytes(build_graphs([main, cond, body]))
+    with pytest.raises(nnkiln.errors.FrontendError, match="loop-carried"):
+        nnkiln.load(str(path))

@@ -220,3 +220,18 @@ def test_gather_nd_full_and_leading(tmp_path: Path, runtime: bool) -> None:
     params = _x(2, 3, 4)
     _gather_nd_case(tmp_path, params, np.array([[1, 2, 3], [0, 0, 1], [1, 1, 0]], np.int32), runtime)  # scalars
     _gather_nd_case(tmp_path, params, np.array([[1], [0], [1], [1]], np.int32), runtime)  # whole [3, 4] slices
+
+
+def test_gather_nd_bool_and_errors(tmp_path: Path) -> None:
+    params = RNG.uniform(-1, 1, (3, 4)) > 0
+    _gather_nd_case(tmp_path, params, np.array([[2, 1], [0, 3]], np.int32), runtime=False)
+    path = tmp_path / "bad.tflite"
+    path.write_bytes(build_model("GATHER_ND", [("x", ((3, 4), F32)), ("i", np.array([[3]], np.int32))],
+                                 [("y", [1, 4], F32)]))
+    with pytest.raises(nnkiln.errors.FrontendError, match="outside"):
+        nnkiln.load(str(path))
+    path.write_bytes(build_model("GATHER_ND", [("x", ((3, 4), F32)), ("i", ((1, 2), np.int32))],
+                                 [("y", [1], F32)]))
+    module = nnkiln.load(str(path))
+    with pytest.raises(Exception):  # noqa: B017 - the GATHER's REQUIRE (an index outside its extent)
+        nnkiln.reference.run(module, {"x": _x(3, 4), "i": np.array([[1, 4]], np.int32)})
