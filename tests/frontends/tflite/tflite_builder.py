@@ -21,6 +21,36 @@ def _ivec(b: flatbuffers.Builder, start: Any, values: Sequence[int]) -> int:
     return b.EndVector()
 
 
+def _finish(b: flatbuffers.Builder, codes: Sequence[str], subgraphs: Sequence[int], buffers: Sequence[int]) -> bytes:
+    """The model table around already built subgraphs and buffers: one operator code per builtin name in ``codes``
+    (operators index them in that order), version 3, the ``TFL3`` identifier; the file's bytes."""
+    Mod, OC = (importlib.import_module(f"tflite.{m}") for m in ("Model", "OperatorCode"))
+    from tflite.BuiltinOperator import BuiltinOperator
+
+    oc_offsets = []
+    for opname in codes:
+        code = getattr(BuiltinOperator, opname)
+        OC.Start(b)
+        OC.AddDeprecatedBuiltinCode(b, min(code, 127))
+        OC.AddBuiltinCode(b, code)
+        OC.AddVersion(b, 1)
+        oc_offsets.append(OC.End(b))
+    vectors = []
+    for start, offsets in ((Mod.StartOperatorCodesVector, oc_offsets), (Mod.StartSubgraphsVector, subgraphs),
+                           (Mod.StartBuffersVector, buffers)):
+        start(b, len(offsets))
+        for o in reversed(offsets):
+            b.PrependUOffsetTRelative(o)
+        vectors.append(b.EndVector())
+    Mod.Start(b)
+    Mod.AddVersion(b, 3)
+    Mod.AddOperatorCodes(b, vectors[0])
+    Mod.AddSubgraphs(b, vectors[1])
+    Mod.AddBuffers(b, vectors[2])
+    b.Finish(Mod.End(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
 def build_model(op: str, inputs: Sequence[tuple[str, np.ndarray | tuple[Sequence[int], Any]]],
                 outputs: Sequence[tuple[str, Sequence[int], Any]], options: tuple[str, dict[str, Any]] | None = None,
                 quant: dict[str, tuple[Sequence[float], Sequence[int], int]] | None = None) -> bytes:
@@ -32,7 +62,6 @@ def build_model(op: str, inputs: Sequence[tuple[str, np.ndarray | tuple[Sequence
     Buf, Mod, Op, OC, SG, Ten, QP = (importlib.import_module(f"tflite.{m}") for m in
                                      ("Buffer", "Model", "Operator", "OperatorCode", "SubGraph", "Tensor",
                                       "QuantizationParameters"))
-    from tflite.BuiltinOperator import BuiltinOperator
     from tflite.BuiltinOptions import BuiltinOptions
 
     b = flatbuffers.Builder(1024)
@@ -122,29 +151,7 @@ def build_model(op: str, inputs: Sequence[tuple[str, np.ndarray | tuple[Sequence
     SG.AddOutputs(b, gout)
     SG.AddOperators(b, ovec)
     sg = SG.End(b)
-    code = getattr(BuiltinOperator, op)
-    OC.Start(b)
-    OC.AddDeprecatedBuiltinCode(b, min(code, 127))
-    OC.AddBuiltinCode(b, code)
-    OC.AddVersion(b, 1)
-    oc = OC.End(b)
-    Mod.StartOperatorCodesVector(b, 1)
-    b.PrependUOffsetTRelative(oc)
-    ocv = b.EndVector()
-    Mod.StartSubgraphsVector(b, 1)
-    b.PrependUOffsetTRelative(sg)
-    sgv = b.EndVector()
-    Mod.StartBuffersVector(b, len(buf_offsets))
-    for o in reversed(buf_offsets):
-        b.PrependUOffsetTRelative(o)
-    bv = b.EndVector()
-    Mod.Start(b)
-    Mod.AddVersion(b, 3)
-    Mod.AddOperatorCodes(b, ocv)
-    Mod.AddSubgraphs(b, sgv)
-    Mod.AddBuffers(b, bv)
-    b.Finish(Mod.End(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
+    return _finish(b, [op], [sg], buf_offsets)
 
 
 # a tensor: (name, shape, dtype, constant data or None); an operator: (builtin name, input tensor indices,
@@ -159,7 +166,6 @@ def build_graphs(subgraphs: Sequence[tuple[Sequence[TensorSpec], Sequence[OpSpec
     output tensor indices); for control-flow ops (WHILE, IF) that reference subgraphs by index."""
     Buf, Mod, Op, OC, SG, Ten = (importlib.import_module(f"tflite.{m}") for m in
                                  ("Buffer", "Model", "Operator", "OperatorCode", "SubGraph", "Tensor"))
-    from tflite.BuiltinOperator import BuiltinOperator
     from tflite.BuiltinOptions import BuiltinOptions
 
     b = flatbuffers.Builder(1024)
@@ -224,30 +230,4 @@ def build_graphs(subgraphs: Sequence[tuple[Sequence[TensorSpec], Sequence[OpSpec
         SG.AddOutputs(b, gout)
         SG.AddOperators(b, ovec)
         sg_offsets.append(SG.End(b))
-    oc_offsets = []
-    for opname in codes:
-        code = getattr(BuiltinOperator, opname)
-        OC.Start(b)
-        OC.AddDeprecatedBuiltinCode(b, min(code, 127))
-        OC.AddBuiltinCode(b, code)
-        OC.AddVersion(b, 1)
-        oc_offsets.append(OC.End(b))
-    Mod.StartOperatorCodesVector(b, len(oc_offsets))
-    for o in reversed(oc_offsets):
-        b.PrependUOffsetTRelative(o)
-    ocv = b.EndVector()
-    Mod.StartSubgraphsVector(b, len(sg_offsets))
-    for o in reversed(sg_offsets):
-        b.PrependUOffsetTRelative(o)
-    sgv = b.EndVector()
-    Mod.StartBuffersVector(b, len(buf_offsets))
-    for o in reversed(buf_offsets):
-        b.PrependUOffsetTRelative(o)
-    bv = b.EndVector()
-    Mod.Start(b)
-    Mod.AddVersion(b, 3)
-    Mod.AddOperatorCodes(b, ocv)
-    Mod.AddSubgraphs(b, sgv)
-    Mod.AddBuffers(b, bv)
-    b.Finish(Mod.End(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
+    return _finish(b, codes, sg_offsets, buf_offsets)
