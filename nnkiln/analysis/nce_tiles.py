@@ -31,6 +31,7 @@ of the narrowest channel range fits, the op cannot run on this device: ``TileErr
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -122,13 +123,6 @@ def input_rows(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], y0: i
     return max(lo, 0), min(hi, height), max(-lo, 0), max(hi - height, 0)
 
 
-def _prod(xs: Sequence[int]) -> int:
-    n = 1
-    for x in xs:
-        n *= int(x)
-    return n
-
-
 def _aligned(n: int, alignment: int) -> int:
     return -(-n // alignment) * alignment
 
@@ -185,9 +179,9 @@ def tile_bytes(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs:
                alignment: int) -> int:
     """The CMX bytes of one tile's operands (each buffer rounded up to ``alignment``)."""
     boxes, out = tile_operands(kernel, attrs, ins, outs, tile)
-    total = _aligned(_prod(out) * outs[0][1], alignment)
+    total = _aligned(math.prod(out) * outs[0][1], alignment)
     for (_, sizes), (_, item) in zip(boxes, ins):
-        total += _aligned(_prod(sizes) * item, alignment)
+        total += _aligned(math.prod(sizes) * item, alignment)
     return total
 
 
@@ -232,18 +226,16 @@ def _estimate(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs: 
 
 def _tile_estimate(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs: Sequence[Operand],
                    t: Tile, rates: Rates) -> tuple[float, float]:
-    dma = nce = 0.0
-    for t in (t,):
-        boxes, out = tile_operands(kernel, attrs, ins, outs, t)
-        moved = _prod(out) * outs[0][1] + sum(_prod(s) * item for (_, s), (_, item) in zip(boxes, ins))
-        dma += (len(boxes) + 1) * rates.dma_overhead + moved / rates.dma_bytes_per_cycle
-        work = _prod(out)
-        if kernel == "tosa.conv2d":
-            work *= _prod(ins[1][0][1:])
-        elif kernel == "tosa.depthwise_conv2d":
-            work *= _prod(ins[1][0][:2])
-        nce += rates.nce_overhead + work / rates.nce_per_cycle
-    return dma, nce
+    """(DMA cycles, NCE cycles) of one tile by ``rates``."""
+    boxes, out = tile_operands(kernel, attrs, ins, outs, t)
+    moved = math.prod(out) * outs[0][1] + sum(math.prod(s) * item for (_, s), (_, item) in zip(boxes, ins))
+    dma = (len(boxes) + 1) * rates.dma_overhead + moved / rates.dma_bytes_per_cycle
+    work = math.prod(out)
+    if kernel == "tosa.conv2d":
+        work *= math.prod(ins[1][0][1:])
+    elif kernel == "tosa.depthwise_conv2d":
+        work *= math.prod(ins[1][0][:2])
+    return dma, rates.nce_overhead + work / rates.nce_per_cycle
 
 
 def plan(kernel: str, attrs: dict[str, Any], ins: Sequence[Operand], outs: Sequence[Operand], capacity: int,

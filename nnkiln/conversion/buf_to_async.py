@@ -55,6 +55,7 @@ from nnkiln.dialects.buf import (
     SubviewOp,
     base_buffer,
     byte_size,
+    shape_and_itemsize,
 )
 from nnkiln.targets import ExecutorKind, MemoryKind, Target, find_memory
 
@@ -92,15 +93,6 @@ def estimate_cost(op: Operation) -> float:
     return moved
 
 
-def _operand(v: SSAValue) -> tuple[tuple[int, ...], int]:
-    """A memref operand as the cost model sees it: (shape, bytes per element)."""
-    shape = tuple(v.type.get_shape())  # type: ignore[attr-defined]
-    n = 1
-    for d in shape:
-        n *= d
-    return shape, (byte_size(v.type) // n if n else 1)
-
-
 def memory_kind(v: SSAValue, target: Target) -> MemoryKind:
     """The kind of memory buffer ``v`` is in: its allocation's ``memory`` (a CMX), else the default memory."""
     owner = base_buffer(v).owner
@@ -128,8 +120,8 @@ def model_cost(target: Target, kind: ExecutorKind | None = None) -> Callable[[Op
         kernel = op.kernel.data if isinstance(op, KernelOp) else "buf.copy"
         ins, outs = op.ins, op.outs  # type: ignore[attr-defined]
         mems = [memory_kind(v, target) for v in (*ins, *outs)]
-        return float(task_cycles(target, kind or placement(op, target)[0], kernel, [_operand(v) for v in ins],
-                                 [_operand(v) for v in outs], mems))
+        return float(task_cycles(target, kind or placement(op, target)[0], kernel, [shape_and_itemsize(v) for v in ins],
+                                 [shape_and_itemsize(v) for v in outs], mems))
 
     return cost
 

@@ -133,6 +133,14 @@ class Target:
                 return m
         raise NnkilnError(f"target '{self.name}' has no memory '{name}'")
 
+    def memory_of_kind(self, kind: MemoryKind) -> Memory | None:
+        """The target's (first) memory of ``kind``, if it has one (the npu's CMX)."""
+        return next((m for m in self.memories if m.kind is kind), None)
+
+    def executor_of_kind(self, kind: ExecutorKind) -> Executor | None:
+        """The target's executor of ``kind``, if it has one."""
+        return next((e for e in self.executors if e.kind is kind), None)
+
     @property
     def default_memory(self) -> Memory:
         """The memory activations are planned in (the first one)."""

@@ -191,7 +191,7 @@ def task_cycles(target: Target, kind: ExecutorKind, kernel: str, ins: Sequence[O
 
 def _memory_of_kind(target: Target, kind: MemoryKind | None) -> Memory:
     """The target's memory of ``kind`` (``None``, or a kind it lacks: its default memory)."""
-    return next((m for m in target.memories if m.kind is kind), target.default_memory)
+    return (target.memory_of_kind(kind) if kind is not None else None) or target.default_memory
 
 
 __all__ = ["MAC_KERNELS", "RATES", "Rates", "Work", "bytes_per_cycle", "compute_cycles", "dma_cycles",

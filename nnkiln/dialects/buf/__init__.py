@@ -18,10 +18,12 @@ from nnkiln.dialects.buf.ops import (
     byte_size,
     contiguous_box,
     num_elements,
+    shape_and_itemsize,
     view_source,
 )
 
 BUF = Dialect("buf", [AllocOp, StaticAllocOp, ConstOp, KernelOp, CopyOp, ConcatViewOp, ReshapeOp, SubviewOp], [])
 
 __all__ = ["BUF", "NCE_ATTR", "AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp",
-           "SubviewOp", "base_buffer", "byte_size", "contiguous_box", "num_elements", "view_source"]
+           "SubviewOp", "base_buffer", "byte_size", "contiguous_box", "num_elements", "shape_and_itemsize",
+           "view_source"]

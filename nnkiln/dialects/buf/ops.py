@@ -72,6 +72,13 @@ def byte_size(t: Attribute) -> int:
     return num_elements(t) * dtype_of(t.element_type).itemsize  # type: ignore[attr-defined]
 
 
+def shape_and_itemsize(v: SSAValue) -> tuple[tuple[int, ...], int]:
+    """A memref value as the cost model and the NCE tiler see it: (shape, bytes per element)."""
+    shape = tuple(int(d) for d in v.type.get_shape())  # type: ignore[attr-defined]
+    n = num_elements(v.type)
+    return shape, (byte_size(v.type) // n if n else 1)
+
+
 def _fail(op: Operation, message: str, rule: str) -> None:
     raise VerifyError(message, op_name=op.name, rule=rule)
 
@@ -467,4 +474,4 @@ def base_buffer(value: SSAValue) -> SSAValue:
 
 
 __all__ = ["NCE_ATTR", "AllocOp", "ConcatViewOp", "ConstOp", "CopyOp", "KernelOp", "ReshapeOp", "StaticAllocOp", "base_buffer",
-           "SubviewOp", "byte_size", "contiguous_box", "num_elements", "view_source"]
+           "SubviewOp", "byte_size", "contiguous_box", "num_elements", "shape_and_itemsize", "view_source"]

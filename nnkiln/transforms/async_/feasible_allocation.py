@@ -75,7 +75,8 @@ def allocate_function(block: Block, target: Target, cmx_bytes: int = 0) -> dict[
         op = _payload(ex)
         pin = op.attributes[NCE_ATTR].value.data if NCE_ATTR in op.attributes else None  # type: ignore[attr-defined]
         jobs.append(Job({index[d] for d in ex.dependencies}, max(1, int(cost(op))), ex.executor.data, pin))
-    cmx = next(m for m in target.memories if m.kind is MemoryKind.CMX)
+    cmx = target.memory_of_kind(MemoryKind.CMX)
+    assert cmx is not None
     buf_of: dict[SSAValue, int] = {a.result: k for k, a in enumerate(allocs)}
     bufs = [Buf(a.memory_name or "", align_up(byte_size(a.result.type), cmx.alignment), []) for a in allocs]
     for i, ex in enumerate(executes):
@@ -142,7 +143,5 @@ class FeasibleAllocation(ModulePass):
         target = get_target(self.target)
         if not target.is_npu:
             return
-        peaks: dict[str, int] = {}
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
-            for m, p in allocate_function(func.body.block, target, self.cmx_bytes).items():
-                peaks[m] = max(peaks.get(m, 0), p)
+            allocate_function(func.body.block, target, self.cmx_bytes)

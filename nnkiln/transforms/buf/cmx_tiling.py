@@ -41,26 +41,17 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nnkiln.analysis import nce_tiles
-from nnkiln.dialects.buf import NCE_ATTR, AllocOp, CopyOp, KernelOp, SubviewOp, byte_size, contiguous_box
+from nnkiln.dialects.buf import NCE_ATTR, AllocOp, CopyOp, KernelOp, SubviewOp, contiguous_box, shape_and_itemsize
 from nnkiln.errors import NotExecutableError
 from nnkiln.targets import ExecutorKind, MemoryKind, Target
-
-
-def operand(v: SSAValue) -> nce_tiles.Operand:
-    """A memref value as ``(shape, itemsize)``."""
-    shape = tuple(int(d) for d in v.type.get_shape())  # type: ignore[attr-defined]
-    n = 1
-    for d in shape:
-        n *= d
-    return shape, (byte_size(v.type) // n if n else 1)
 
 
 def rates(target: Target) -> nce_tiles.Rates:
     """The cost model's numbers ``nce_tiles.plan`` estimates tiles with."""
     from nnkiln.targets.cost import DMA_OVERHEAD, bytes_per_cycle, instance_rates
 
-    nce = next(e for e in target.executors if e.kind is ExecutorKind.NCE)
-    dma = next(e for e in target.executors if e.kind is ExecutorKind.DMA)
+    nce, dma = target.executor_of_kind(ExecutorKind.NCE), target.executor_of_kind(ExecutorKind.DMA)
+    assert nce is not None and dma is not None
     macs, _, overhead = instance_rates(target, ExecutorKind.NCE)
     return nce_tiles.Rates(float(bytes_per_cycle(target.default_memory, target.clock_ghz)), DMA_OVERHEAD, macs,
                            overhead, dma.count, nce.count)
@@ -167,16 +158,17 @@ def nce_candidate(op: KernelOp) -> bool:
         return False
     if len(op.ins) < base or len(op.ins) != base + sum("operand" in p for p in posts):
         return False
-    return nce_tiles.runs_on_nce(kernel, op.tosa_attrs(), [operand(v) for v in op.ins],
-                                 [operand(v) for v in op.outs], [p["kernel"].data for p in posts])  # type: ignore[attr-defined]
+    return nce_tiles.runs_on_nce(kernel, op.tosa_attrs(), [shape_and_itemsize(v) for v in op.ins],
+                                 [shape_and_itemsize(v) for v in op.outs], [p["kernel"].data for p in posts])  # type: ignore[attr-defined]
 
 
 def plan_kernel(op: KernelOp, target: Target, first_cluster: int, cmx_bytes: int = 0) -> list[nce_tiles.Tile]:
     """The tiles of NCE kernel ``op`` (``nce_tiles.plan``) in ``cmx_bytes`` of CMX (0: the device's); a
     ``NotExecutableError`` naming the op when none fits."""
-    cmx = next(m for m in target.memories if m.kind is MemoryKind.CMX)
+    cmx = target.memory_of_kind(MemoryKind.CMX)
+    assert cmx is not None
     kernel, attrs = op.kernel.data, op.tosa_attrs()
-    ins, outs = [operand(v) for v in op.ins], [operand(v) for v in op.outs]
+    ins, outs = [shape_and_itemsize(v) for v in op.ins], [shape_and_itemsize(v) for v in op.outs]
     capacity = min(cmx.size, cmx_bytes or cmx.size)
     try:
         return nce_tiles.plan(kernel, attrs, ins, outs, capacity, cmx.alignment, rates(target), first_cluster)
@@ -188,7 +180,7 @@ def plan_kernel(op: KernelOp, target: Target, first_cluster: int, cmx_bytes: int
 
 def _whole_operand(op: KernelOp, tile: nce_tiles.Tile, index: int) -> bool:
     """Whether the tile reads all of ``op.ins[index]`` (so a resident CMX copy of it can be read as it is)."""
-    ins, outs = [operand(v) for v in op.ins], [operand(v) for v in op.outs]
+    ins, outs = [shape_and_itemsize(v) for v in op.ins], [shape_and_itemsize(v) for v in op.outs]
     boxes, _ = nce_tiles.tile_operands(op.kernel.data, op.tosa_attrs(), ins, outs, tile)
     return tuple(boxes[index][1]) == ins[index][0]
 
@@ -222,7 +214,7 @@ def tile_kernel(op: KernelOp, target: Target, tiles: list[nce_tiles.Tile], resid
     buffer there (no load); with ``keep`` the single tile's output stays in CMX (no store) and is recorded in
     ``resident`` for its users, and ``op`` is left for the caller to erase once they are rewritten."""
     kernel, attrs = op.kernel.data, op.tosa_attrs()
-    ins, outs = [operand(v) for v in op.ins], [operand(v) for v in op.outs]
+    ins, outs = [shape_and_itemsize(v) for v in op.ins], [shape_and_itemsize(v) for v in op.outs]
     block = op.parent
     assert isinstance(block, Block)
     em = _Emitter(block, op)
@@ -278,7 +270,7 @@ class CmxTiling(ModulePass):
         from nnkiln.targets import get_target
 
         target = get_target(self.target)
-        nce = next((e for e in target.executors if e.kind is ExecutorKind.NCE), None)
+        nce = target.executor_of_kind(ExecutorKind.NCE)
         if nce is None:
             return
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:

@@ -48,7 +48,7 @@ def _model_names() -> list[str]:
 def _entry(name: str) -> dict[str, Any]:
     entry = _catalog().get(name)
     if entry is None or not (DATA / entry["file"]).exists():
-        pytest.skip(f"TFLite test model '{name}' is not in {DATA} yet")
+        pytest.fail(f"TFLite test model '{name}' is missing from {DATA} (tests/data/tflite/generate.py makes it)")
     return entry
 
 
@@ -177,7 +177,7 @@ def test_reader_per_channel_quantization() -> None:
 def _copy_of_a_model(tmp_path: Path) -> tuple[Path, bytes]:
     names = [n for n in _model_names() if n in _catalog() and (DATA / _catalog()[n]["file"]).exists()]
     if not names:
-        pytest.skip(f"no TFLite test model in {DATA} yet")
+        pytest.fail(f"no TFLite test model in {DATA} (tests/data/tflite/generate.py makes them)")
     src = DATA / _catalog()[names[0]]["file"]
     dst = tmp_path / "model.tflite"
     shutil.copy(src, dst)
